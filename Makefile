@@ -1,0 +1,37 @@
+# Two commands on a fresh machine with Python 3.11+ and make: `make demo`, `make test`.
+# Each creates .venv when missing and installs the pinned dependencies first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: install demo test lint typecheck pytest sim clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "platform-audit needs Python 3.11 or newer; set PYTHON=python3.11")'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/platform-audit demo
+
+test: install lint typecheck pytest
+
+lint: install
+	$(BIN)/ruff check toolkit tests benchmarks
+	$(BIN)/ruff format --check toolkit tests benchmarks
+
+typecheck: install
+	$(BIN)/mypy toolkit
+
+pytest: install
+	$(BIN)/python -m pytest
+
+sim: install
+	$(BIN)/platform-audit sim serve
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
