@@ -1,0 +1,111 @@
+"""Settings: file, environment and option precedence; refusal of bad files with a useful message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolkit.config import Credential, Settings, example_config, load_settings
+from toolkit.errors import ConfigError
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "platform-audit.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_need_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings(environ={})
+    assert settings.source is None
+    assert settings.base_url is None
+    assert settings.collecting == Credential(name="default", token_env="PLATFORM_API_KEY")
+    assert settings.rate_per_minute == 600
+    assert settings.store_url == "data/store"
+
+
+def test_environment_is_enough_for_a_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    env = {
+        "PLATFORM_API_URL": "https://p.example/api/go",
+        "PLATFORM_API_KEY": "plat_secret",
+        "PLATFORM_AUDIT_STORE": "s3://bucket/audit",
+    }
+    settings = load_settings(environ=env)
+    assert settings.require_base_url() == "https://p.example/api/go"
+    assert settings.token(env) == "plat_secret"
+    assert settings.store_url == "s3://bucket/audit"
+
+
+def test_precedence_option_over_env_over_file(tmp_path: Path) -> None:
+    path = write(tmp_path, '[platform]\nbase_url = "http://file.example"\n')
+    assert load_settings(path, environ={}).base_url == "http://file.example"
+    env = {"PLATFORM_API_URL": "http://env.example"}
+    assert load_settings(path, environ=env).base_url == "http://env.example"
+    assert load_settings(path, environ=env, base_url="http://opt.example").base_url == "http://opt.example"
+
+
+def test_credentials_collecting_and_audited(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        '[platform]\ncredential = "ci"\n'
+        '[credentials.collector]\ntoken_env = "A_KEY"\n'
+        '[credentials.ci]\ntoken_env = "B_KEY"\n',
+    )
+    settings = load_settings(path, environ={})
+    assert settings.collecting.name == "ci"
+    assert [c.name for c in settings.audited] == ["collector"]
+    overridden = load_settings(path, environ={}, token_env="C_KEY")
+    assert overridden.collecting == Credential(name="ci", token_env="C_KEY")
+    assert overridden.audited == settings.audited
+
+
+def test_missing_token_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match=r"\$MY_KEY, which is not set"):
+        Credential(name="x", token_env="MY_KEY").token({})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[platfrom]\n", "unknown setting 'platfrom'; did you mean 'platform'"),
+        ("[client]\nconcurency = 3\n", "did you mean 'concurrency'"),
+        ('[client]\nconcurrency = "many"\n', "concurrency must be a whole number"),
+        ("[client]\ndeadline_s = true\n", "deadline_s must be a number"),
+        ("[credentials.ci]\ntoken = 'plat_x'\n", "needs token_env"),
+        ('[platform]\ncredential = "nope"\n[credentials.a]\ntoken_env = "A"\n', "only a are defined"),
+        ('[endpoints]\nlist_teams = "teams"\n', "must be a path"),
+        ("[platform\n", "not valid TOML"),
+        ('[platform]\nbase_url = "ftp://x"\n', "must start with http"),
+    ],
+)
+def test_bad_files_are_refused_with_what_to_do(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        load_settings(write(tmp_path, text), environ={})
+
+
+def test_missing_base_url_says_how_to_set_it() -> None:
+    with pytest.raises(ConfigError, match="--base-url.*PLATFORM_API_URL.*base_url"):
+        Settings().require_base_url()
+
+
+def test_missing_named_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(tmp_path / "nope.toml", environ={})
+    with pytest.raises(ConfigError, match="PLATFORM_AUDIT_CONFIG"):
+        load_settings(environ={"PLATFORM_AUDIT_CONFIG": str(tmp_path / "nope.toml")})
+
+
+def test_example_file_loads_and_matches_defaults(tmp_path: Path) -> None:
+    settings = load_settings(write(tmp_path, example_config()), environ={})
+    defaults = Settings()
+    assert settings.collecting == Credential(name="collector", token_env="PLATFORM_API_KEY")
+    for name in ("concurrency", "rate_per_minute", "max_attempts", "timeout_s", "deadline_s", "store_url"):
+        assert getattr(settings, name) == getattr(defaults, name), name
+    assert settings.hmac_key_file == defaults.hmac_key_file
+
+
+def test_zero_rate_switches_the_limit_off(tmp_path: Path) -> None:
+    assert load_settings(write(tmp_path, "[client]\nrate_per_minute = 0\n"), environ={}).rate_per_minute is None

@@ -1,0 +1,260 @@
+"""Settings: one TOML file plus environment variables, with the secrets only in the environment.
+
+Precedence, highest first: command-line options, environment variables, the TOML file,
+defaults. The file is ``--config FILE``, else ``$PLATFORM_AUDIT_CONFIG``, else
+``./platform-audit.toml`` when it exists; with none of them the defaults and the
+environment are enough, so a scheduled job needs no file.
+
+Tokens never appear in the file: a credential names the environment variable that holds
+it (``token_env``). Example::
+
+    settings = load_settings(Path("platform-audit.toml"))
+    token = settings.token()            # reads the collecting credential's variable
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from toolkit.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_CONFIG_NAME",
+    "Credential",
+    "Settings",
+    "example_config",
+    "load_settings",
+]
+
+DEFAULT_CONFIG_NAME = "platform-audit.toml"
+ENV_CONFIG = "PLATFORM_AUDIT_CONFIG"
+ENV_URL = "PLATFORM_API_URL"
+ENV_KEY = "PLATFORM_API_KEY"
+ENV_STORE = "PLATFORM_AUDIT_STORE"
+
+# Every key the file may hold, with its type; anything else is refused with a suggestion.
+_SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "platform": {"base_url": str, "credential": str},
+    "client": {
+        "concurrency": int,
+        "rate_per_minute": (int, float),
+        "max_attempts": int,
+        "timeout_s": (int, float),
+        "deadline_s": (int, float),
+    },
+    "store": {"url": str, "hmac_key_file": str},
+}
+_TABLES_OF_TABLES = {"credentials", "endpoints"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Credential:
+    """A named credential: where its token lives, never the token itself."""
+
+    name: str
+    token_env: str
+
+    def token(self, environ: Mapping[str, str] | None = None) -> str:
+        """The token from the environment; a ConfigError naming the variable when unset."""
+        env = os.environ if environ is None else environ
+        value = env.get(self.token_env, "").strip()
+        if not value:
+            raise ConfigError(
+                f"credential {self.name!r} reads its token from ${self.token_env}, which is "
+                f"not set: export {self.token_env}=<your API key> (never put the key in the "
+                "config file)"
+            )
+        return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Everything the toolkit is configured with; build it with :func:`load_settings`."""
+
+    base_url: str | None = None
+    credential: str = "default"
+    credentials: Mapping[str, Credential] = field(
+        default_factory=lambda: {"default": Credential(name="default", token_env=ENV_KEY)}
+    )
+    concurrency: int = 16
+    rate_per_minute: float | None = 600.0
+    max_attempts: int = 5
+    timeout_s: float = 30.0
+    deadline_s: float = 120.0
+    endpoints: Mapping[str, str] = field(default_factory=dict)
+    store_url: str = "data/store"
+    hmac_key_file: Path = field(
+        default_factory=lambda: Path("~/.config/platform-audit/hmac.key").expanduser()
+    )
+    source: Path | None = None
+
+    @property
+    def collecting(self) -> Credential:
+        """The credential that collects snapshots."""
+        return self.credentials[self.credential]
+
+    @property
+    def audited(self) -> tuple[Credential, ...]:
+        """The other configured credentials, whose scope is audited but which do not collect."""
+        return tuple(c for n, c in self.credentials.items() if n != self.credential)
+
+    def require_base_url(self) -> str:
+        """The base URL, or a ConfigError that says the three ways to set it."""
+        if not self.base_url:
+            raise ConfigError(
+                f"no platform URL configured: pass --base-url, export {ENV_URL}, or set "
+                f"[platform] base_url in {DEFAULT_CONFIG_NAME} (run `platform-audit init`)"
+            )
+        return self.base_url
+
+    def token(self, environ: Mapping[str, str] | None = None) -> str:
+        """The collecting credential's token, read from its environment variable."""
+        return self.collecting.token(environ)
+
+
+def example_config() -> str:
+    """The commented example file that ``platform-audit init`` writes."""
+    return resources.files("toolkit").joinpath("platform-audit.example.toml").read_text("utf-8")
+
+
+def load_settings(
+    path: Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    base_url: str | None = None,
+    token_env: str | None = None,
+    store_url: str | None = None,
+) -> Settings:
+    """Read the file (if any), then the environment, then the given overrides.
+
+    ``token_env`` replaces the collecting credential's variable (``--token-env``).
+    """
+    env = os.environ if environ is None else environ
+    source = _find_file(path, env)
+    raw = _read_toml(source) if source else {}
+    values = _from_file(raw, source)
+    if env.get(ENV_URL):
+        values["base_url"] = env[ENV_URL]
+    if env.get(ENV_STORE):
+        values["store_url"] = env[ENV_STORE]
+    if base_url:
+        values["base_url"] = base_url
+    if store_url:
+        values["store_url"] = store_url
+    settings = Settings(**values, source=source)
+    if token_env:
+        creds = dict(settings.credentials)
+        creds[settings.credential] = Credential(name=settings.credential, token_env=token_env)
+        settings = Settings(**{**values, "credentials": creds}, source=source)
+    if settings.base_url is not None:
+        _check_url(settings.base_url)
+    return settings
+
+
+def _find_file(path: Path | None, env: Mapping[str, str]) -> Path | None:
+    if path is not None:
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist: run `platform-audit init`")
+        return path
+    if env.get(ENV_CONFIG):
+        named = Path(env[ENV_CONFIG])
+        if not named.is_file():
+            raise ConfigError(f"${ENV_CONFIG} names {named}, which does not exist")
+        return named
+    default = Path(DEFAULT_CONFIG_NAME)
+    return default if default.is_file() else None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}): fix the line it names") from exc
+
+
+def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
+    where = str(source)
+    _refuse_unknown(raw, set(_SCHEMA) | _TABLES_OF_TABLES, where)
+    for section, keys in _SCHEMA.items():
+        table = raw.get(section, {})
+        _refuse_unknown(table, set(keys), f"{where} [{section}]")
+        for key, kind in keys.items():
+            if key in table and not _is_kind(table[key], kind):
+                raise ConfigError(f"{where}: [{section}] {key} must be {_kind_name(kind)}")
+    platform, client, store = (raw.get(s, {}) for s in ("platform", "client", "store"))
+    values: dict[str, Any] = {k: client[k] for k in _SCHEMA["client"] if k in client}
+    if values.get("rate_per_minute") == 0:
+        values["rate_per_minute"] = None  # 0 switches the client-side rate limit off
+    if "base_url" in platform:
+        values["base_url"] = platform["base_url"]
+    if "url" in store:
+        values["store_url"] = store["url"]
+    if "hmac_key_file" in store:
+        values["hmac_key_file"] = Path(store["hmac_key_file"]).expanduser()
+    values["endpoints"] = _endpoints(raw.get("endpoints", {}), where)
+    credentials = _credentials(raw.get("credentials", {}), where)
+    if credentials:
+        values["credentials"] = credentials
+    chosen = platform.get("credential", "default" if not credentials else next(iter(credentials)))
+    if credentials and chosen not in credentials:
+        raise ConfigError(
+            f"{where}: [platform] credential = {chosen!r} but only "
+            f"{', '.join(sorted(credentials))} are defined under [credentials.NAME]"
+        )
+    values["credential"] = chosen
+    return values
+
+
+def _credentials(table: Mapping[str, Any], where: str) -> dict[str, Credential]:
+    found: dict[str, Credential] = {}
+    for name, body in table.items():
+        if not isinstance(body, dict) or not isinstance(body.get("token_env"), str):
+            raise ConfigError(
+                f'{where}: [credentials.{name}] needs token_env = "ENV_VAR_NAME" (the '
+                "variable that holds the key; the key itself never goes in the file)"
+            )
+        _refuse_unknown(body, {"token_env"}, f"{where} [credentials.{name}]")
+        found[name] = Credential(name=name, token_env=body["token_env"])
+    return found
+
+
+def _endpoints(table: Mapping[str, Any], where: str) -> dict[str, str]:
+    for name, path in table.items():
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise ConfigError(f'{where}: [endpoints] {name} must be a path such as "/teams/list"')
+    return dict(table)
+
+
+def _refuse_unknown(table: Mapping[str, Any], known: set[str], where: str) -> None:
+    for key in table:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(known))}"
+            raise ConfigError(f"{where}: unknown setting {key!r}{hint}")
+
+
+def _is_kind(value: object, kind: type | tuple[type, ...]) -> bool:
+    return isinstance(value, kind) and not isinstance(value, bool)
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if float in kinds:
+        return "a number"
+    return "a whole number" if int in kinds else "a string"
+
+
+def _check_url(url: str) -> None:
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"platform URL {url!r} must start with http:// or https:// (include any prefix, "
+            "e.g. https://platform.example.com/api/go)"
+        )

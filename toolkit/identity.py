@@ -1,0 +1,184 @@
+"""Who a credential is: ``/users/me`` parsed leniently, and the ``check`` command's answer.
+
+The shape of ``/users/me`` is an assumption (``api-facts.md``), so the parser never guesses:
+what it cannot read it reports in ``problems``, and the audit says so plainly instead of
+crashing. Example::
+
+    identity = parse_identity(client.me())
+    identity.role, identity.access, identity.resources, identity.problems
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["Identity", "IdentityOutcome", "describe_identity", "parse_identity", "probe_identity"]
+
+_ROLES = ("viewer", "editor", "admin")
+_LEVELS = ("team", "project", "environment", "service")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Identity:
+    """The calling user and, for an API key, its role and limits."""
+
+    user_id: str | None
+    user_name: str | None
+    email: str | None
+    is_api_key: bool
+    key_id: str | None = None
+    key_name: str | None = None
+    role: str | None = None
+    access: str | None = None
+    resources: tuple[tuple[str, str], ...] = ()
+    created_at: datetime | None = None
+    expires_at: datetime | None = None
+    last_used_at: datetime | None = None
+    problems: tuple[str, ...] = field(default=())
+
+
+def _text(record: Mapping[str, Any], key: str, problems: list[str], where: str) -> str | None:
+    value = record.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    problems.append(f"{where}.{key} should be a string, got {type(value).__name__}")
+    return None
+
+
+def _time(record: Mapping[str, Any], key: str, problems: list[str], where: str) -> datetime | None:
+    value = _text(record, key, problems, where)
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        problems.append(f"{where}.{key} is not an ISO 8601 time: {value[:40]!r}")
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def parse_identity(payload: object) -> Identity:
+    """Read the ``data`` of ``/users/me``; anything unexpected becomes a ``problems`` entry."""
+    problems: list[str] = []
+    me: Mapping[str, Any] = payload if isinstance(payload, Mapping) else {}
+    if not isinstance(payload, Mapping):
+        problems.append(f"/users/me answered {type(payload).__name__}, not an object")
+    key = me.get("api_key")
+    base = {
+        "user_id": _text(me, "id", problems, "user"),
+        "user_name": _text(me, "name", problems, "user"),
+        "email": _text(me, "email", problems, "user"),
+    }
+    if key is None:
+        if "api_key" not in me:
+            problems.append("/users/me has no api_key member; cannot tell the key's role or scope")
+        return Identity(**base, is_api_key=False, problems=tuple(problems))
+    if not isinstance(key, Mapping):
+        problems.append(f"api_key should be an object or null, got {type(key).__name__}")
+        return Identity(**base, is_api_key=True, problems=tuple(problems))
+    role = _text(key, "role", problems, "api_key")
+    if role is not None and role not in _ROLES:
+        problems.append(f"api_key.role {role!r} is not one of {', '.join(_ROLES)}")
+    access = _text(key, "access", problems, "api_key")
+    if access is not None and access not in ("all", "limited"):
+        problems.append(f"api_key.access {access!r} is neither 'all' nor 'limited'")
+    return Identity(
+        **base,
+        is_api_key=True,
+        key_id=_text(key, "id", problems, "api_key"),
+        key_name=_text(key, "name", problems, "api_key"),
+        role=role,
+        access=access,
+        resources=_resources(key.get("resources"), problems),
+        created_at=_time(key, "created_at", problems, "api_key"),
+        expires_at=_time(key, "expires_at", problems, "api_key"),
+        last_used_at=_time(key, "last_used_at", problems, "api_key"),
+        problems=tuple(problems),
+    )
+
+
+def _resources(value: object, problems: list[str]) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        problems.append(f"api_key.resources should be a list, got {type(value).__name__}")
+        return ()
+    found: list[tuple[str, str]] = []
+    for item in value:
+        kind = item.get("type") if isinstance(item, Mapping) else None
+        ident = item.get("id") if isinstance(item, Mapping) else None
+        if isinstance(kind, str) and isinstance(ident, str):
+            if kind not in _LEVELS:
+                problems.append(f"api_key.resources has an unknown type {kind!r}")
+            found.append((kind, ident))
+        else:
+            problems.append(f"api_key.resources has an entry without type and id: {str(item)[:60]}")
+    return tuple(found)
+
+
+@dataclass(frozen=True, kw_only=True)
+class IdentityOutcome:
+    """The result of ``check``: an identity, or an error sentence with its exit code."""
+
+    base_url: str
+    credential: str
+    identity: Identity | None = None
+    error: str | None = None
+    exit_code: int = 0
+
+
+def describe_identity(outcome: IdentityOutcome, *, now: datetime | None = None) -> RenderableType:
+    """A table for the terminal; every value from the platform is rendered as plain text."""
+    ident = outcome.identity
+    assert ident is not None, "describe_identity needs a successful outcome"
+    now = now or datetime.now(UTC)
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    rows: list[tuple[str, str]] = [
+        ("platform", outcome.base_url),
+        ("credential", outcome.credential),
+        ("user", " ".join(x for x in (ident.user_name, f"<{ident.email}>" if ident.email else None) if x) or "?"),
+    ]
+    if not ident.is_api_key:
+        rows.append(("kind", "access token (not an API key): acts with the user's full rights"))
+    else:
+        rows += [
+            ("kind", f"API key {ident.key_name or '?'}"),
+            ("role", ident.role or "unknown"),
+            ("access", _access_text(ident)),
+            ("expires", _expiry_text(ident.expires_at, now)),
+            ("last used", ident.last_used_at.isoformat() if ident.last_used_at else "never"),
+        ]
+    for label, value in rows:
+        table.add_row(label, Text(value))
+    notes = [Text(f"note: {p}", style="yellow") for p in ident.problems]
+    return Group(Text("The credential works.", style="green"), table, *notes)
+
+
+def _access_text(ident: Identity) -> str:
+    if ident.access == "all":
+        return "everything its creator can access"
+    if not ident.resources:
+        return ident.access or "unknown"
+    return "limited to " + ", ".join(f"{kind} {ident_}" for kind, ident_ in ident.resources)
+
+
+def _expiry_text(expires_at: datetime | None, now: datetime) -> str:
+    if expires_at is None:
+        return "never (consider a key that expires)"
+    days = (expires_at - now).days
+    if days < 0:
+        return f"{expires_at.isoformat()} (expired)"
+    return f"{expires_at.isoformat()} (in {days} days)"
+
+
+def probe_identity(settings: Any) -> IdentityOutcome:  # replaced below once the client lands
+    raise NotImplementedError
