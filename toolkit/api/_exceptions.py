@@ -1,0 +1,289 @@
+"""Every error the API client raises, as one tree.
+
+Our exception hierarchy:
+
+* PlatformError
+  + ConfigError ............. the client configuration is missing or wrong (nothing was sent)
+  + InvalidRequest .......... a call was refused locally before any request (names the field)
+  + RequestError ............ a request was attempted; carries endpoint, status, message,
+    |                         details, request_id, attempts
+    - NetworkError .......... no HTTP response: connect, read, write, timeout, protocol
+      · OutcomeUnknown ...... a non-idempotent request failed after it may have arrived
+    - MalformedResponse ..... a success answer whose body is not the `{data: ...}` JSON
+    - ApiError .............. the server answered with the error object of spec part 7
+      · BadRequest .......... 400 bad_request
+      · Unauthorized ........ 401 unauthorized
+      · Forbidden ........... 403 forbidden
+        ∘ ReadOnlyKey ....... 403 "This API key is read only"
+        ∘ SessionOnlyEndpoint 403 "This endpoint cannot be used with an API key"
+      · NotFound ............ 404 not_found
+      · Conflict ............ 409 conflict
+      · ValidationFailed .... 422 validation_error
+      · RateLimited ......... 429 rate_limited
+      · InternalError ....... 500 internal_error
+      · UpstreamError ....... 502, 503, 504 error
+
+An error body is matched by its `type` first and by its HTTP status when the type is
+unknown or missing; a status outside the table gives a plain `ApiError`. Every message
+ends with what to do next.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+PREFIX_HINT = "check the base URL; the API may need the /api/go prefix"
+
+
+class PlatformError(Exception):
+    """Base class of every error raised by `toolkit.api`."""
+
+
+class ConfigError(PlatformError):
+    """The client configuration is missing or invalid; `setting` names the culprit."""
+
+    def __init__(self, message: str, *, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+class InvalidRequest(PlatformError):
+    """A call was refused before sending anything; `field` names the argument at fault.
+
+    >>> str(InvalidRequest("project_id", "is required for level 'service'"))
+    "project_id is required for level 'service'"
+    """
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field} {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class RequestError(PlatformError):
+    """A request was attempted and failed. Base of network, response and API errors."""
+
+    error_type: ClassVar[str] = "request_error"
+    hint: ClassVar[str] = "see the message and the request_id"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        endpoint: str,
+        status: int | None = None,
+        details: Sequence[str] = (),
+        request_id: str | None = None,
+        error_type: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.endpoint = endpoint
+        self.status = status
+        self.details = tuple(details)
+        self.request_id = request_id
+        self.type = error_type or type(self).error_type
+        self.next_step = hint or type(self).hint
+        self.attempts = 1
+        self.gave_up: str | None = None
+        self.retry_after: float | None = None
+
+    def __str__(self) -> str:
+        facts = [f"status {self.status}" if self.status is not None else "no response"]
+        facts.append(f"type {self.type}")
+        facts.append(f"request_id {self.request_id or 'unknown'}")
+        text = f"{self.endpoint}: {self.message} ({', '.join(facts)})"
+        if self.details:
+            text += f"; details: {'; '.join(self.details)}"
+        if self.gave_up:
+            text += f"; {self.gave_up}"
+        return f"{text}. Next: {self.next_step}"
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(endpoint={self.endpoint!r}, status={self.status!r}, "
+            f"type={self.type!r}, request_id={self.request_id!r}, message={self.message!r})"
+        )
+
+
+class NetworkError(RequestError):
+    """No HTTP response arrived; `kind` is connect, read, write, timeout, pool or protocol."""
+
+    error_type = "network_error"
+    hint = "check the network and the base URL; transient failures are retried automatically"
+
+    def __init__(self, message: str, *, endpoint: str, kind: str, hint: str | None = None) -> None:
+        super().__init__(message, endpoint=endpoint, hint=hint)
+        self.kind = kind
+
+
+class OutcomeUnknown(NetworkError):
+    """A request that changes something failed after it may have reached the server."""
+
+    error_type = "outcome_unknown"
+    hint = (
+        "the first attempt may have succeeded and was not repeated: "
+        "list the resource to check before retrying"
+    )
+
+
+class MalformedResponse(RequestError):
+    """A success answer whose body is not JSON, is truncated or lacks the `data` envelope."""
+
+    error_type = "malformed_response"
+    hint = (
+        "the server answered in an unexpected shape: check the base URL and the endpoint "
+        "overrides; if it is transient, retry (or set retry_malformed=True)"
+    )
+
+
+class ApiError(RequestError):
+    """The server answered with an error status; subclasses follow the `type` of part 7."""
+
+    error_type = "error"
+    hint = "the server answered with an unexpected status: see the message and request_id"
+
+
+class BadRequest(ApiError):
+    error_type = "bad_request"
+    hint = "the request makes no sense as sent: check the ids and the endpoint overrides"
+
+
+class Unauthorized(ApiError):
+    error_type = "unauthorized"
+    hint = "the key is missing, expired or revoked: create a new key and set PLATFORM_API_KEY"
+
+
+class Forbidden(ApiError):
+    error_type = "forbidden"
+    hint = "the key's role does not allow this: use a key with a higher role (deletes need admin)"
+
+
+class ReadOnlyKey(Forbidden):
+    hint = "the key is a viewer and is read only: use an editor or admin key for changes"
+
+
+class SessionOnlyEndpoint(Forbidden):
+    hint = (
+        "this endpoint answers only browser sessions, not API keys: skip it or use an access token"
+    )
+
+
+class NotFound(ApiError):
+    error_type = "not_found"
+    hint = (
+        "the resource does not exist or is outside the key's limits: "
+        "check the ids and the resources the key is limited to"
+    )
+
+
+class Conflict(ApiError):
+    error_type = "conflict"
+    hint = (
+        "the change conflicts with the current state (a name already taken, or the "
+        "project's last environment): list the resource and adjust"
+    )
+
+
+class ValidationFailed(ApiError):
+    error_type = "validation_error"
+    hint = "a field is missing or invalid: the details name it"
+
+
+class RateLimited(ApiError):
+    error_type = "rate_limited"
+    hint = "too many requests: lower rate_per_minute or concurrency (429 is retried)"
+
+
+class InternalError(ApiError):
+    error_type = "internal_error"
+    hint = "the platform failed internally: retry later and quote the request_id if it persists"
+
+
+class UpstreamError(ApiError):
+    error_type = "error"
+    hint = "the platform's servers did not answer properly: retry later (502-504 are retried)"
+
+
+_BY_TYPE: dict[str, type[ApiError]] = {
+    cls.error_type: cls
+    for cls in (
+        BadRequest,
+        Unauthorized,
+        Forbidden,
+        NotFound,
+        Conflict,
+        ValidationFailed,
+        RateLimited,
+        InternalError,
+        UpstreamError,
+    )
+}
+_BY_STATUS: dict[int, type[ApiError]] = {
+    400: BadRequest,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    422: ValidationFailed,
+    429: RateLimited,
+    500: InternalError,
+    502: UpstreamError,
+    503: UpstreamError,
+    504: UpstreamError,
+}
+_FORBIDDEN_VARIANTS: dict[str, type[Forbidden]] = {
+    "this api key is read only": ReadOnlyKey,
+    "this endpoint cannot be used with an api key": SessionOnlyEndpoint,
+}
+
+
+def error_class(status: int, error_type: str | None, message: str) -> type[ApiError]:
+    """Pick the exception class for an error answer: by `type`, else by status."""
+    cls = _BY_TYPE.get(error_type or "") or _BY_STATUS.get(status, ApiError)
+    if issubclass(cls, Forbidden):
+        return _FORBIDDEN_VARIANTS.get(message.strip().rstrip(".").lower(), cls)
+    return cls
+
+
+def api_error(
+    status: int,
+    body: Mapping[str, Any] | None,
+    *,
+    endpoint: str,
+    header_request_id: str | None,
+    fallback_message: str,
+    scrub: Callable[[str], str] = str,
+) -> ApiError:
+    """Build the `ApiError` for an error answer; `body` is the parsed error object, if any.
+
+    `fallback_message` describes a body that is not the error object (HTML, empty,
+    truncated). `scrub` removes secrets from any text the server sent back.
+    """
+    body = body or {}
+    error_type = _text(body.get("type"))
+    message = scrub(_text(body.get("message")) or fallback_message)
+    raw_details = body.get("details")
+    details = [scrub(str(d)) for d in raw_details] if isinstance(raw_details, list) else []
+    request_id = _text(body.get("request_id")) or header_request_id
+    cls = error_class(status, error_type, message)
+    hint = None
+    if status == 404 and (endpoint == "users.me" or not error_type):
+        hint = f"{PREFIX_HINT}, and the endpoint path override for {endpoint}"
+    return cls(
+        message,
+        endpoint=endpoint,
+        status=status,
+        details=details,
+        request_id=request_id,
+        error_type=error_type,
+        hint=hint,
+    )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
