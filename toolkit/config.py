@@ -17,13 +17,16 @@ from __future__ import annotations
 import difflib
 import os
 import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from toolkit.api import ClientConfig, Secret
 from toolkit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -117,6 +120,22 @@ class Settings:
     def token(self, environ: Mapping[str, str] | None = None) -> str:
         """The collecting credential's token, read from its environment variable."""
         return self.collecting.token(environ)
+
+    def client_config(
+        self, credential: Credential | None = None, environ: Mapping[str, str] | None = None
+    ) -> ClientConfig:
+        """The API client's settings for one credential (the collecting one by default)."""
+        cred = credential or self.collecting
+        return ClientConfig(
+            base_url=self.require_base_url(),
+            token=Secret(cred.token(environ)),
+            timeout_s=self.timeout_s,
+            max_attempts=self.max_attempts,
+            deadline_s=self.deadline_s,
+            concurrency=self.concurrency,
+            rate_per_minute=self.rate_per_minute,
+            endpoints=self.endpoints,
+        )
 
 
 def example_config() -> str:
@@ -237,7 +256,9 @@ def _refuse_unknown(table: Mapping[str, Any], known: set[str], where: str) -> No
     for key in table:
         if key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(known))}"
+            hint = (
+                f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(known))}"
+            )
             raise ConfigError(f"{where}: unknown setting {key!r}{hint}")
 
 

@@ -13,11 +13,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+
+from toolkit.api import ConfigError as ApiConfigError
+from toolkit.api import NotFound, PlatformClient, RequestError, Unauthorized
+from toolkit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from toolkit.config import Credential, Settings
 
 __all__ = ["Identity", "IdentityOutcome", "describe_identity", "parse_identity", "probe_identity"]
 
@@ -71,26 +79,26 @@ def parse_identity(payload: object) -> Identity:
     if not isinstance(payload, Mapping):
         problems.append(f"/users/me answered {type(payload).__name__}, not an object")
     key = me.get("api_key")
-    base = {
-        "user_id": _text(me, "id", problems, "user"),
-        "user_name": _text(me, "name", problems, "user"),
-        "email": _text(me, "email", problems, "user"),
-    }
+    user = partial(
+        Identity,
+        user_id=_text(me, "id", problems, "user"),
+        user_name=_text(me, "name", problems, "user"),
+        email=_text(me, "email", problems, "user"),
+    )
     if key is None:
         if "api_key" not in me:
             problems.append("/users/me has no api_key member; cannot tell the key's role or scope")
-        return Identity(**base, is_api_key=False, problems=tuple(problems))
+        return user(is_api_key=False, problems=tuple(problems))
     if not isinstance(key, Mapping):
         problems.append(f"api_key should be an object or null, got {type(key).__name__}")
-        return Identity(**base, is_api_key=True, problems=tuple(problems))
+        return user(is_api_key=True, problems=tuple(problems))
     role = _text(key, "role", problems, "api_key")
     if role is not None and role not in _ROLES:
         problems.append(f"api_key.role {role!r} is not one of {', '.join(_ROLES)}")
     access = _text(key, "access", problems, "api_key")
     if access is not None and access not in ("all", "limited"):
         problems.append(f"api_key.access {access!r} is neither 'all' nor 'limited'")
-    return Identity(
-        **base,
+    return user(
         is_api_key=True,
         key_id=_text(key, "id", problems, "api_key"),
         key_name=_text(key, "name", problems, "api_key"),
@@ -145,7 +153,11 @@ def describe_identity(outcome: IdentityOutcome, *, now: datetime | None = None) 
     rows: list[tuple[str, str]] = [
         ("platform", outcome.base_url),
         ("credential", outcome.credential),
-        ("user", " ".join(x for x in (ident.user_name, f"<{ident.email}>" if ident.email else None) if x) or "?"),
+        (
+            "user",
+            " ".join(x for x in (ident.user_name, f"<{ident.email}>" if ident.email else None) if x)
+            or "?",
+        ),
     ]
     if not ident.is_api_key:
         rows.append(("kind", "access token (not an API key): acts with the user's full rights"))
@@ -180,5 +192,30 @@ def _expiry_text(expires_at: datetime | None, now: datetime) -> str:
     return f"{expires_at.isoformat()} (in {days} days)"
 
 
-def probe_identity(settings: Any) -> IdentityOutcome:  # replaced below once the client lands
-    raise NotImplementedError
+def probe_identity(settings: Settings, credential: Credential | None = None) -> IdentityOutcome:
+    """Call ``/users/me`` once (with the client's retries) and turn the answer into an outcome.
+
+    Configuration problems raise :class:`~toolkit.errors.ConfigError`; everything the
+    platform answers becomes an outcome with an exit code and a sentence saying what to do.
+    """
+    cred = credential or settings.collecting
+    try:
+        config = settings.client_config(cred)
+    except ApiConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    outcome = partial(IdentityOutcome, base_url=config.base_url, credential=cred.name)
+    try:
+        with PlatformClient(config) as client:
+            return outcome(identity=parse_identity(client.me()))
+    except NotFound:
+        root = config.base_url.rstrip("/")
+        hint = "" if root.endswith("/api/go") else f"; try the prefix: --base-url {root}/api/go"
+        return outcome(error=f"{root} has no /users/me (404): check the URL{hint}", exit_code=5)
+    except Unauthorized as exc:
+        return outcome(
+            error=f"the platform refused credential {cred.name!r} ({exc.message}): it is missing, "
+            f"expired or revoked; create a new key and export it as ${cred.token_env}",
+            exit_code=4,
+        )
+    except RequestError as exc:
+        return outcome(error=str(exc), exit_code=5)

@@ -1,0 +1,139 @@
+"""The command line against the live simulator: `check`, `init`, `sim serve`, `demo`."""
+
+from __future__ import annotations
+
+import json
+import signal
+import stat
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from toolkit.cli import ExitCode, app
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from toolkit.sim import Simulator, SimulatorServer
+
+runner = CliRunner()
+
+
+def run_check(base_url: str, token: str | None, *args: str) -> tuple[int, str]:
+    env = {"PLATFORM_API_URL": base_url, "PLATFORM_API_KEY": token or ""}
+    result = runner.invoke(app, ["check", *args], env=env)
+    return result.exit_code, result.output
+
+
+def test_check_describes_a_limited_key(
+    shared_sim: Simulator, shared_server: SimulatorServer
+) -> None:
+    code, out = run_check(shared_server.base_url, shared_sim.keys["limited"])
+    assert code == ExitCode.OK, out
+    assert "The credential works." in out
+    assert "editor" in out
+    assert "limited to project" in out
+
+
+@pytest.mark.parametrize("key", ["revoked", "expired"])
+def test_check_refused_key_exits_auth(
+    shared_sim: Simulator, shared_server: SimulatorServer, key: str
+) -> None:
+    code, out = run_check(shared_server.base_url, shared_sim.keys[key])
+    assert code == ExitCode.AUTH
+    assert "create a new key" in out
+    assert shared_sim.keys[key].split("_", 1)[1] not in out
+
+
+def test_check_suggests_the_prefix_on_404(
+    shared_sim: Simulator, shared_server: SimulatorServer
+) -> None:
+    code, out = run_check(shared_server.base_url + "/wrong", shared_sim.keys["viewer"])
+    assert code == ExitCode.UNREACHABLE
+    assert "/wrong/api/go" in out.replace("\n", "")
+
+
+def test_check_without_key_is_a_config_error(shared_server: SimulatorServer) -> None:
+    code, out = run_check(shared_server.base_url, None)
+    assert code == ExitCode.CONFIG
+    assert "PLATFORM_API_KEY" in out
+
+
+def test_check_token_env_option(shared_sim: Simulator, shared_server: SimulatorServer) -> None:
+    env = {"PLATFORM_API_URL": shared_server.base_url, "OTHER_KEY": shared_sim.keys["session"]}
+    result = runner.invoke(app, ["check", "--token-env", "OTHER_KEY"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "access token" in result.output
+
+
+def test_check_unreachable_platform() -> None:
+    env = {"PLATFORM_API_URL": "http://127.0.0.1:9", "PLATFORM_API_KEY": "plat_x"}
+    result = runner.invoke(app, ["check"], env={**env, "PLATFORM_AUDIT_CONFIG": ""})
+    assert result.exit_code == ExitCode.UNREACHABLE, result.output
+    assert "network" in result.output.lower()
+
+
+def test_init_writes_a_file_once(tmp_path: Path) -> None:
+    target = tmp_path / "platform-audit.toml"
+    assert runner.invoke(app, ["init", str(target)]).exit_code == 0
+    assert "token_env" in target.read_text()
+    again = runner.invoke(app, ["init", str(target)])
+    assert again.exit_code == ExitCode.CONFIG
+    assert "--force" in again.output
+
+
+def test_sim_serve_prints_url_and_writes_keys(tmp_path: Path) -> None:
+    keys_out = tmp_path / "keys.json"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "toolkit.cli",
+            "sim",
+            "serve",
+            "--services",
+            "5",
+            "--keys-out",
+            str(keys_out),
+            "--prefix",
+            "/api/go",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/api/go")
+        deadline = time.monotonic() + 10
+        while not keys_out.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        written = json.loads(keys_out.read_text())
+        assert written["base_url"] == url
+        assert set(written["keys"]) >= {
+            "admin",
+            "editor",
+            "viewer",
+            "limited",
+            "revoked",
+            "expired",
+        }
+        assert stat.S_IMODE(keys_out.stat().st_mode) == 0o600
+        me = httpx.get(
+            url + "/users/me", headers={"Authorization": f"Bearer {written['keys']['viewer']}"}
+        )
+        assert me.json()["data"]["api_key"]["role"] == "viewer"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=15) == 0
+
+
+def test_demo_runs(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--services", "10"])
+    assert result.exit_code == 0, result.output
+    assert "Through a flaky platform" in result.output

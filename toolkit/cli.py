@@ -1,0 +1,155 @@
+"""The ``platform-audit`` command: thin wrappers over the public API, with rich output.
+
+Every command exits with one of :class:`ExitCode`, so a scheduler or CI can act on it, and
+every failure prints one sentence that says what to do next.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from toolkit import __version__
+from toolkit.config import DEFAULT_CONFIG_NAME, example_config, load_settings
+from toolkit.errors import ConfigError
+
+__all__ = ["ExitCode", "app"]
+
+app = typer.Typer(
+    name="platform-audit",
+    help="Collect, audit and report on a hosted deployment platform.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+sim_app = typer.Typer(
+    help="The embedded platform simulator (for demos and tests).", no_args_is_help=True
+)
+app.add_typer(sim_app, name="sim")
+
+console = Console()
+err = Console(stderr=True)
+
+
+class ExitCode(enum.IntEnum):
+    """What the command's exit status means; stable, so jobs can alert on it."""
+
+    OK = 0
+    FINDINGS = 1  # an audit found something at or above --fail-on
+    CONFIG = 2  # bad configuration or usage: fix the setting named
+    PARTIAL = 3  # a snapshot was committed but marked partial
+    AUTH = 4  # the credential was refused (missing, expired or revoked)
+    UNREACHABLE = 5  # the platform could not be reached or kept failing
+
+
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", help=f"TOML settings file (default ./{DEFAULT_CONFIG_NAME})."),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="API base URL with any prefix; else $PLATFORM_API_URL."),
+]
+TokenEnvOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--token-env", help="Environment variable holding the key (default PLATFORM_API_KEY)."
+    ),
+]
+
+
+def _fail(message: str, code: ExitCode) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    return typer.Exit(int(code))
+
+
+@app.command()
+def version() -> None:
+    """Print the toolkit's version."""
+    console.print(f"platform-audit {__version__}")
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="Where to write the file.")] = Path(
+        DEFAULT_CONFIG_NAME
+    ),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented example configuration file."""
+    if path.exists() and not force:
+        raise _fail(f"{path} exists; pass --force to overwrite it", ExitCode.CONFIG)
+    path.write_text(example_config(), encoding="utf-8")
+    console.print(
+        f"wrote {path}: set base_url, then export PLATFORM_API_KEY and run `platform-audit check`"
+    )
+
+
+@app.command()
+def check(
+    config: ConfigOpt = None, base_url: BaseUrlOpt = None, token_env: TokenEnvOpt = None
+) -> None:
+    """Call /users/me and show who the credential is: role, access and limits."""
+    from toolkit.identity import describe_identity, probe_identity
+
+    try:
+        settings = load_settings(config, base_url=base_url, token_env=token_env)
+        outcome = probe_identity(settings)
+    except ConfigError as exc:
+        raise _fail(str(exc), ExitCode.CONFIG) from None
+    if outcome.error is not None:
+        raise _fail(outcome.error, ExitCode(outcome.exit_code))
+    console.print(describe_identity(outcome))
+
+
+@sim_app.command("serve")
+def sim_serve(
+    host: Annotated[str, typer.Option(help="Loopback address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port; 0 picks a free one.")] = 0,
+    seed: Annotated[int, typer.Option(help="World seed: same seed, same world.")] = 7,
+    services: Annotated[int, typer.Option(help="Services in the world (5 to 50,000).")] = 40,
+    faults: Annotated[
+        str, typer.Option(help="Fault profile name or settings such as rate_5xx=0.2,latency_ms=50.")
+    ] = "none",
+    keys_out: Annotated[
+        Path | None,
+        typer.Option("--keys-out", help="Write the base URL and demo keys here (mode 0600)."),
+    ] = None,
+    prefix: Annotated[str, typer.Option(help="Serve under a path prefix such as /api/go.")] = "",
+) -> None:
+    """Serve the simulated platform over HTTP until interrupted; prints its base URL."""
+    from toolkit.sim import serve
+
+    if not 5 <= services <= 50_000:
+        raise _fail("--services must be between 5 and 50000", ExitCode.CONFIG)
+    try:
+        serve(
+            host=host,
+            port=port,
+            seed=seed,
+            services=services,
+            faults=faults,
+            keys_out=keys_out,
+            prefix=prefix,
+        )
+    except ValueError as exc:
+        raise _fail(str(exc), ExitCode.CONFIG) from None
+
+
+@app.command()
+def demo(
+    services: Annotated[int, typer.Option(help="Services in the simulated world.")] = 40,
+    seed: Annotated[int, typer.Option(help="World seed.")] = 7,
+) -> None:
+    """Start the embedded simulator and walk through what the toolkit sees of it."""
+    from toolkit.demo import run_demo
+
+    run_demo(console, services=services, seed=seed)
+
+
+if __name__ == "__main__":
+    app()
