@@ -4,14 +4,29 @@ The API client has its own tree (``toolkit.api``: every error object of the plat
 part 7 and every network failure). Everything else a user can run into lands here::
 
     ToolkitError
-     └── ConfigError       a setting is missing, malformed or contradicts another
+     ├── ConfigError         a setting is missing, malformed or contradicts another
+     ├── CollectionAborted   the collecting credential was refused (401): nothing committed
+     └── StoreError              anything the store refuses or cannot do
+          ├── SchemaMismatchError  rows do not fit a table's declared schema (names table
+          │                        and column); extra keys are a programming error
+          ├── WriterStateError     a writer used after commit, or for the snapshots table
+          └── UnsafeIdError        a snapshot id that does not match the strict pattern,
+                                   so it is never put into a Delta predicate
 
 Every message says what to do next, so the command line can print it as it is.
 """
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "ToolkitError"]
+__all__ = [
+    "CollectionAborted",
+    "ConfigError",
+    "SchemaMismatchError",
+    "StoreError",
+    "ToolkitError",
+    "UnsafeIdError",
+    "WriterStateError",
+]
 
 
 class ToolkitError(Exception):
@@ -20,3 +35,54 @@ class ToolkitError(Exception):
 
 class ConfigError(ToolkitError):
     """A setting is missing or wrong; the message names it and says how to fix it."""
+
+
+class CollectionAborted(ToolkitError):
+    """The collecting credential was refused (401); nothing was collected for committing.
+
+    `credential` is the configured name, `endpoint` the call that was refused, and
+    `request_id` the platform's id of that request.
+    """
+
+    def __init__(
+        self,
+        credential: str,
+        *,
+        endpoint: str,
+        status: int | None,
+        request_id: str | None,
+        token_env: str | None = None,
+    ) -> None:
+        where = f"${token_env}" if token_env else "the credential's token variable"
+        super().__init__(
+            f"collection stopped: the platform refused credential {credential!r} on "
+            f"{endpoint} (status {status}, request_id {request_id or 'unknown'}); the key is "
+            f"missing, revoked or expired. Create a new key and export it in {where}. "
+            "Nothing was committed."
+        )
+        self.credential = credential
+        self.endpoint = endpoint
+        self.status = status
+        self.request_id = request_id
+
+
+class StoreError(ToolkitError):
+    """Base class of the store's errors."""
+
+
+class SchemaMismatchError(StoreError):
+    """Rows that do not fit the declared schema; ``table`` and ``column`` say where."""
+
+    def __init__(self, table: str, column: str | None, message: str) -> None:
+        where = f"table {table}" + (f", column {column}" if column else "")
+        super().__init__(f"{where}: {message}")
+        self.table = table
+        self.column = column
+
+
+class WriterStateError(StoreError):
+    """The writer cannot do this now (already committed, or a reserved table)."""
+
+
+class UnsafeIdError(StoreError):
+    """A snapshot id that is not a well-formed UUIDv7 string; it is never used in a query."""

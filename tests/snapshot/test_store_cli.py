@@ -1,0 +1,74 @@
+"""The store commands, driven through typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import pytest
+from conftest import T0, WriteSnapshot
+from deltalake import DeltaTable
+from typer.testing import CliRunner
+
+from toolkit.cli_store import resolve_store_url, sql_command, store_app
+from toolkit.snapshot import Store
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+runner = CliRunner()
+
+
+def test_ls_verify_and_maintenance_commands(tmp_path: Path, write_snapshot: WriteSnapshot) -> None:
+    store = Store.open(tmp_path / "s")
+    infos = [write_snapshot(store, at=T0 + timedelta(minutes=i), version=i) for i in range(2)]
+    args = ["--store", store.url]
+    result = runner.invoke(store_app, ["ls", *args])
+    assert result.exit_code == 0, result.output
+    assert "2 snapshot(s)" in result.output and infos[-1].chain_hash in result.output
+    result = runner.invoke(store_app, ["verify", *args])
+    assert result.exit_code == 0 and "ok: 2 snapshot(s)" in result.output
+    for command in (
+        ["gc", "--min-age-minutes", "0"],
+        ["compact"],
+        ["vacuum", "--retention-hours", "0"],
+    ):
+        result = runner.invoke(store_app, [*command, *args])
+        assert result.exit_code == 0, (command, result.output)
+    result = runner.invoke(store_app, ["retain", *args])
+    assert result.exit_code == 0 and "kept" in result.output
+
+    DeltaTable(store.table_uri("services")).update(
+        new_values={"replicas": 99}, predicate=f"snapshot_id = '{infos[1].snapshot_id}'"
+    )
+    result = runner.invoke(store_app, ["verify", *args])
+    assert result.exit_code == 1
+    assert "BROKEN" in result.output and infos[1].snapshot_id in result.output
+
+
+def test_sql_command_formats(
+    tmp_path: Path, write_snapshot: WriteSnapshot, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = Store.open(tmp_path / "s")
+    write_snapshot(store)
+    query = "select id, capabilities_add from services_latest order by id"
+    sql_command(query, store.url, "json")
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in rows] == ["svc-0", "svc-1", "svc-2"]
+    assert rows[1]["capabilities_add"] == ["NET_ADMIN"]
+    sql_command(query, store.url, "csv")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "id,capabilities_add" and out[2] == 'svc-1,"[""NET_ADMIN""]"'
+    sql_command("select count(*) as n from deployments", store.url, "table")
+    assert "│ 3 │" in capsys.readouterr().out
+    with pytest.raises(Exception, match="format must be"):
+        sql_command(query, store.url, "xml")
+
+
+def test_store_url_comes_from_flag_env_or_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PLATFORM_AUDIT_STORE", raising=False)
+    assert resolve_store_url(None) == "data/store"
+    monkeypatch.setenv("PLATFORM_AUDIT_STORE", "s3://bucket/prefix")
+    assert resolve_store_url(None) == "s3://bucket/prefix"
+    assert resolve_store_url("elsewhere") == "elsewhere"

@@ -1,0 +1,179 @@
+"""``platform-audit store ...`` and ``platform-audit sql``: the store from the command line.
+
+``store_app`` is a typer sub-app (``ls``, ``verify``, ``gc``, ``compact``, ``vacuum``,
+``retain``); :func:`sql_command` runs one query over the store's DuckDB views. Every
+command takes ``--store URL`` (default ``$PLATFORM_AUDIT_STORE``, else ``data/store``).
+S3 settings come from the usual ``AWS_*`` environment variables.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from datetime import timedelta
+from typing import TYPE_CHECKING, Annotated, Any, cast
+
+import typer
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from toolkit.snapshot import DEFAULT_STORE, RetentionPolicy, Store
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
+__all__ = ["resolve_store_url", "sql_command", "store_app"]
+
+ENV_STORE = "PLATFORM_AUDIT_STORE"
+
+store_app = typer.Typer(
+    help="Inspect and maintain the snapshot store.", no_args_is_help=True, add_completion=False
+)
+console = Console()
+err = Console(stderr=True)
+
+StoreOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--store", help=f"Store folder or s3:// URL (default ${ENV_STORE} or {DEFAULT_STORE})."
+    ),
+]
+
+
+def resolve_store_url(store: str | None) -> str:
+    """The store URL from ``--store``, else ``$PLATFORM_AUDIT_STORE``, else the default."""
+    return store or os.environ.get(ENV_STORE) or DEFAULT_STORE
+
+
+def _open(store: str | None) -> Store:
+    return Store.open(resolve_store_url(store))
+
+
+def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:
+    out = RichTable(title=title)
+    for column in columns:
+        out.add_column(column)
+    for row in rows:
+        out.add_row(*("" if v is None else str(v) for v in row))
+    return out
+
+
+@store_app.command("ls")
+def ls(store: StoreOpt = None) -> None:
+    """List snapshots, oldest first, with status, row count and chain hash."""
+    snapshots = _open(store).snapshots()
+    rows = [
+        [s.seq, s.snapshot_id, s.snapshot_at.isoformat(), s.status, sum(s.row_counts.values()),
+         s.credential_name, s.chain_hash[:16]]
+        for s in snapshots
+    ]  # fmt: skip
+    columns = ["seq", "snapshot_id", "snapshot_at", "status", "rows", "credential", "chain_hash"]
+    console.print(_table(f"{len(snapshots)} snapshot(s)", columns, rows))
+    if snapshots:
+        console.print(f"newest chain_hash: {snapshots[-1].chain_hash}", highlight=False)
+
+
+@store_app.command("verify")
+def verify(store: StoreOpt = None) -> None:
+    """Recompute content hashes and check the chain; exit 1 when history was altered."""
+    report = _open(store).verify()
+    if report.breaks:
+        rows = [[b.seq, b.snapshot_id, b.check, b.expected, b.found] for b in report.breaks]
+        console.print(
+            _table("broken links", ["seq", "snapshot_id", "check", "expected", "found"], rows)
+        )
+    console.print(report.summary(), highlight=False)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@store_app.command("gc")
+def gc(
+    store: StoreOpt = None,
+    min_age_minutes: Annotated[
+        int,
+        typer.Option(
+            "--min-age-minutes", help="Keep orphans younger than this (in-flight writes)."
+        ),
+    ] = 60,
+) -> None:
+    """Delete rows of snapshots that never committed (or were pruned)."""
+    report = _open(store).gc(min_age=timedelta(minutes=min_age_minutes))
+    rows = [[name, count] for name, count in sorted(report.removed_rows.items())]
+    console.print(_table("rows removed", ["table", "rows"], rows))
+    console.print(
+        f"removed {report.total_rows} row(s) of {len(report.removed_snapshot_ids)} snapshot(s); "
+        f"kept {len(report.kept_recent)} recent; {len(report.unsafe_ids)} malformed id(s) skipped",
+        highlight=False,
+    )
+
+
+@store_app.command("compact")
+def compact(store: StoreOpt = None) -> None:
+    """Rewrite many small files into few large ones."""
+    report = _open(store).compact()
+    rows = [[n, report.files_before[n], report.files_after[n]] for n in sorted(report.files_before)]
+    console.print(_table("data files", ["table", "before", "after"], rows))
+
+
+@store_app.command("vacuum")
+def vacuum(
+    store: StoreOpt = None,
+    retention_hours: Annotated[
+        int, typer.Option("--retention-hours", help="Keep unreferenced files younger than this.")
+    ] = 168,
+) -> None:
+    """Remove files that no table version within the retention needs."""
+    report = _open(store).vacuum(retention_hours=retention_hours)
+    rows = [[n, c] for n, c in sorted(report.removed.items())]
+    console.print(_table("files removed", ["table", "files"], rows))
+    console.print(f"removed {report.total} file(s)", highlight=False)
+
+
+@store_app.command("retain")
+def retain(
+    store: StoreOpt = None,
+    keep_all_days: Annotated[int, typer.Option(help="Keep every snapshot this many days.")] = 0,
+    hourly_days: Annotated[int, typer.Option(help="Then one per hour for this many days.")] = 7,
+    daily_days: Annotated[int, typer.Option(help="Then one per day for this many days.")] = 365,
+) -> None:
+    """Apply the retention policy: prune snapshots it does not keep (the chain stays)."""
+    policy = RetentionPolicy(
+        keep_all_for=timedelta(days=keep_all_days),
+        hourly_for=timedelta(days=hourly_days),
+        daily_for=timedelta(days=daily_days),
+    )
+    report = _open(store).apply_retention(policy)
+    console.print(
+        f"kept {len(report.kept)} snapshot(s), pruned {len(report.pruned)}, deleted "
+        f"{sum(report.deleted_rows.values())} data row(s)",
+        highlight=False,
+    )
+
+
+def sql_command(query: str, store: str | None = None, format: str = "table") -> None:
+    """Run ``query`` over the store's views and print the result as a table, CSV or JSON."""
+    if format not in ("table", "csv", "json"):
+        raise typer.BadParameter("format must be table, csv or json", param_hint="--format")
+    # DuckDB's stubs say sql() always returns a relation; it returns None for statements.
+    result = cast("duckdb.DuckDBPyRelation | None", _open(store).duckdb().sql(query))
+    if result is None:
+        return
+    data: pa.Table = result.to_arrow_table()
+    if format == "csv":
+        writer = csv.writer(sys.stdout)
+        writer.writerow(data.column_names)
+        for row in data.to_pylist():
+            writer.writerow(["" if v is None else _plain(v) for v in row.values()])
+    elif format == "json":
+        sys.stdout.write(json.dumps(data.to_pylist(), default=str, indent=2) + "\n")
+    else:
+        rows = [list(r.values()) for r in data.to_pylist()]
+        console.print(_table(f"{data.num_rows} row(s)", data.column_names, rows))
+
+
+def _plain(value: Any) -> Any:
+    return json.dumps(value, default=str) if isinstance(value, list | dict) else value

@@ -1,0 +1,143 @@
+"""Keeping a store small and tidy: ``gc`` (orphan rows), ``compact`` and ``vacuum`` (files).
+
+Rows are deleted by rewriting the affected table in one atomic Delta commit, streaming
+the surviving rows through an Arrow filter expression (no SQL string is ever built).
+Delta's own ``delete``/``update`` are not used: in deltalake 1.6.6 they rewrite files with
+``string_view`` columns, and pyarrow 26 then fails DuckDB's pushed-down filters on them
+("no kernel matching input types (string, string_view)"). Only snapshot ids that match
+the strict UUIDv7 pattern are deleted; anything else is reported and left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import pyarrow.compute as pc
+
+from toolkit.snapshot.schema import SNAPSHOT_ID
+from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
+from toolkit.snapshot.snapshot_ids import id_created_at, is_snapshot_id, require_id
+from toolkit.snapshot.verify import find_orphans
+from toolkit.snapshot.views import VISIBLE_STATUSES
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from toolkit.snapshot.store import Store
+
+__all__ = [
+    "CompactReport",
+    "GcReport",
+    "VacuumReport",
+    "compact",
+    "delete_snapshots",
+    "gc",
+    "vacuum",
+]
+
+
+def delete_snapshots(store: Store, name: str, snapshot_ids: Iterable[str]) -> int:
+    """Remove every row of ``snapshot_ids`` from table ``name``; returns the rows removed."""
+    ids = sorted({require_id(sid) for sid in snapshot_ids})
+    dataset = store._dataset(name)
+    if dataset is None or not ids:
+        return 0
+    doomed = pc.field(SNAPSHOT_ID).isin(ids)
+    count = int(dataset.count_rows(filter=doomed))
+    if count:
+        store._overwrite(name, dataset.scanner(filter=~doomed).to_reader())
+    return count
+
+
+@dataclass(frozen=True)
+class GcReport:
+    """What ``gc`` removed (rows per table and snapshot ids) and what it left alone."""
+
+    removed_rows: Mapping[str, int] = field(default_factory=dict)
+    removed_snapshot_ids: tuple[str, ...] = ()
+    kept_recent: tuple[str, ...] = ()  # may still be being written: younger than min_age
+    unsafe_ids: tuple[str, ...] = ()  # not well-formed, so never put into a predicate
+
+    @property
+    def total_rows(self) -> int:
+        return sum(self.removed_rows.values())
+
+
+def gc(store: Store, *, min_age: timedelta, now: datetime | None = None) -> GcReport:
+    """Delete data rows whose snapshot never committed or was pruned.
+
+    Rows of a snapshot younger than ``min_age`` (by the time in its id) are kept: a
+    writer may still be working on it. Pass ``timedelta(0)`` right after a known crash.
+    """
+    moment = now or datetime.now(UTC)
+    snapshot_rows = store._snapshot_rows().to_pylist()
+    visible = {r["snapshot_id"] for r in snapshot_rows if r["status"] in VISIBLE_STATUSES}
+    datasets = {name: store._dataset(name) for name in SNAPSHOT_TABLES}
+    orphans = find_orphans(datasets, visible)
+    all_ids = {sid for ids in orphans.values() for sid in ids}
+    unsafe = sorted(sid for sid in all_ids if not is_snapshot_id(sid))
+    recent = sorted(
+        sid for sid in all_ids if is_snapshot_id(sid) and id_created_at(sid) > moment - min_age
+    )
+    removable = all_ids - set(unsafe) - set(recent)
+    removed: dict[str, int] = {}
+    for name, ids in orphans.items():
+        targets = [sid for sid in ids if sid in removable]
+        if targets:
+            removed[name] = delete_snapshots(store, name, targets)
+    return GcReport(removed, tuple(sorted(removable)), tuple(recent), tuple(unsafe))
+
+
+@dataclass(frozen=True)
+class CompactReport:
+    """Data files per table before and after compaction."""
+
+    files_before: Mapping[str, int]
+    files_after: Mapping[str, int]
+
+
+def compact(store: Store) -> CompactReport:
+    """Delta ``optimize.compact`` on every table: few large files instead of many small."""
+    before: dict[str, int] = {}
+    after: dict[str, int] = {}
+    for name in TABLES:
+        delta = store._delta(name)
+        if delta is None:
+            continue
+        before[name] = len(delta.file_uris())
+        delta.optimize.compact()
+        after[name] = len(delta.file_uris())
+    return CompactReport(before, after)
+
+
+@dataclass(frozen=True)
+class VacuumReport:
+    """Files removed per table."""
+
+    removed: Mapping[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.removed.values())
+
+
+def vacuum(store: Store, *, retention_hours: int) -> VacuumReport:
+    """Remove files no transaction needs any more, older than ``retention_hours``.
+
+    Below Delta's 168-hour safety default, time travel to older versions stops working;
+    0 is accepted (tests, or right after a ``compact``) and is the caller's choice.
+    """
+    if retention_hours < 0:
+        raise ValueError("retention_hours must be 0 or more")
+    removed: dict[str, int] = {}
+    for name in TABLES:
+        delta = store._delta(name)
+        if delta is None:
+            continue
+        files = delta.vacuum(
+            retention_hours=retention_hours, dry_run=False, enforce_retention_duration=False
+        )
+        removed[name] = len(files)
+    return VacuumReport(removed)

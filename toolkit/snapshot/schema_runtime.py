@@ -1,0 +1,222 @@
+"""Declared tables of what runs and who sees it: deployments, replicas, variables, access.
+
+``variables`` holds no value column and no ``extra`` on purpose: an unknown field of a
+variable could carry its value. A variable is identified by name, level and owners, and
+its value by length and a keyed fingerprint only.
+"""
+
+from __future__ import annotations
+
+from toolkit.snapshot.schema import (
+    BOOL,
+    EXTRA,
+    ID,
+    INT,
+    SERVICE_SCOPE,
+    STR,
+    STRS,
+    TS,
+    col,
+    declare,
+    required,
+)
+
+__all__ = [
+    "COLLECTION_ERRORS",
+    "CREDENTIALS",
+    "CREDENTIAL_RESOURCES",
+    "DEPLOYMENTS",
+    "REPLICAS",
+    "REPLICA_EVENTS",
+    "REPLICA_HEALTH",
+    "VARIABLES",
+    "VARIABLE_REFERENCES",
+]
+
+DEPLOYMENTS = declare(
+    "deployments",
+    "Deployment history of each service, newest first by history_rank.",
+    [
+        ID,
+        *SERVICE_SCOPE,
+        col("status", STR),
+        col("status_message", STR),
+        col("attempts", INT),
+        col("builder", STR),
+        col("image", STR),
+        col("git_branch", STR),
+        col("commit_sha", STR),
+        col("commit_message", STR),
+        col("commit_author_name", STR),
+        col("job_name", STR),
+        col("run_command", STR),
+        col("error", STR),
+        col("created_at", TS),
+        col("queued_at", TS),
+        col("started_at", TS),
+        col("completed_at", TS),
+        col("updated_at", TS),
+        col("crashing_reasons", STRS),
+        col("replica_restarts", INT),
+        col("history_rank", INT, "0 for the newest deployment of the service"),
+        col("is_current", BOOL, "the service's current_deployment"),
+        col("is_last", BOOL, "the service's last_deployment"),
+        col("is_last_successful", BOOL, "the service's last_successful_deployment"),
+        EXTRA,
+    ],
+)
+
+REPLICA_EVENTS = declare(
+    "replica_events",
+    "Replica events, from deployments (deployment_id set) or replica health (replica_name).",
+    [
+        *SERVICE_SCOPE,
+        required("source", STR, "deployment or replica"),
+        col("deployment_id", STR),
+        col("replica_name", STR),
+        col("type", STR, "oom_killed, crash_loop_back_off, ... or another string"),
+        col("reason", STR),
+        col("message", STR),
+        col("count", INT),
+        col("first_seen", TS),
+        col("last_seen", TS),
+        col("timestamp", TS),
+    ],
+    keys=("service_id", "source", "deployment_id", "replica_name", "type", "first_seen"),
+)
+
+REPLICA_HEALTH = declare(
+    "replica_health",
+    "Aggregated replica health of each service (/replicas/health).",
+    [
+        *SERVICE_SCOPE,
+        col("expected_replicas", INT),
+        col("health", STR),
+        col("replica_count", INT),
+        EXTRA,
+    ],
+    keys=("service_id",),
+)
+
+REPLICAS = declare(
+    "replicas",
+    "Replicas (pods) of each service.",
+    [
+        *SERVICE_SCOPE,
+        required("runtime_name", STR),
+        col("status", STR),
+        col("restart_count", INT),
+        col("pod_created_at", TS),
+        EXTRA,
+    ],
+    keys=("service_id", "runtime_name"),
+)
+
+VARIABLES = declare(
+    "variables",
+    "Variables WITHOUT values: name, level, owners, reference and protection flags, the "
+    "value's length and a keyed fingerprint (HMAC-SHA256, key kept outside the store).",
+    [
+        required("name", STR),
+        required("level", STR, "team, project, environment or service"),
+        *SERVICE_SCOPE,
+        col("is_reference", BOOL, "the value holds at least one ${{...}} reference"),
+        col("reference_count", INT),
+        col("is_protected", BOOL, "listed in the service's protected_variables"),
+        col("provided", BOOL),
+        col("values_redacted", BOOL, "the API withheld values (viewer key): no fingerprint"),
+        col("value_length", INT),
+        col("fingerprint", STR, "HMAC-SHA256 hex of the value; null when redacted"),
+        col("updates", STRS),
+    ],
+    keys=("level", "team_id", "project_id", "environment_id", "service_id", "name"),
+)
+
+VARIABLE_REFERENCES = declare(
+    "variable_references",
+    "References made by variable values (no resolved values).",
+    [
+        required("variable_name", STR),
+        required("level", STR),
+        *SERVICE_SCOPE,
+        required("position", INT, "order of the reference within the variable"),
+        col("key", STR),
+        col("token", STR, "the reference expression, e.g. ${{team.KEY}}"),
+        col("resolved", BOOL),
+        col("source_type", STR),
+        col("source_id", STR),
+        col("source_name", STR),
+    ],
+    keys=(
+        "level",
+        "team_id",
+        "project_id",
+        "environment_id",
+        "service_id",
+        "variable_name",
+        "position",
+    ),
+)
+
+CREDENTIALS = declare(
+    "credentials",
+    "One row per configured credential: identity, role, access, expiry, last use.",
+    [
+        required("name", STR, "configured name of the credential"),
+        col("token_fingerprint", STR, "HMAC-SHA256 of the token (hex), never the token"),
+        col("is_api_key", BOOL),
+        col("key_id", STR),
+        col("key_name", STR),
+        col("role", STR),
+        col("access", STR, "all or limited"),
+        col("user_id", STR),
+        col("created_at", TS),
+        col("expires_at", TS),
+        col("last_used_at", TS),
+        col("problems", STRS, "what could not be determined, in plain words"),
+        EXTRA,
+    ],
+    keys=("name",),
+)
+
+CREDENTIAL_RESOURCES = declare(
+    "credential_resources",
+    "Resources an API key is limited to (access = limited).",
+    [
+        required("credential_name", STR),
+        col("key_id", STR),
+        required("resource_type", STR, "team, project, environment or service"),
+        required("resource_id", STR),
+    ],
+    keys=("credential_name", "resource_type", "resource_id"),
+)
+
+COLLECTION_ERRORS = declare(
+    "collection_errors",
+    "What could not be collected, as data: one row per failed request.",
+    [
+        required("endpoint", STR),
+        col("method", STR),
+        *SERVICE_SCOPE,
+        col("status", INT, "HTTP status; null for network errors"),
+        col("error_type", STR),
+        col("request_id", STR),
+        col("attempts", INT),
+        col("message", STR),
+        col("not_visible", BOOL, "404: outside the credential's limits, not a failure"),
+        col("table_name", STR, "schema drift: the table whose column did not fit"),
+        col("column_name", STR, "schema drift: the column that did not fit"),
+        col("occurred_at", TS),
+    ],
+    keys=(
+        "endpoint",
+        "team_id",
+        "project_id",
+        "environment_id",
+        "service_id",
+        "request_id",
+        "error_type",
+        "table_name",
+        "column_name",
+    ),
+)

@@ -1,0 +1,124 @@
+"""The declared tables of a snapshot, one ``declare(...)`` each, in Arrow types.
+
+Records follow part 2 of the platform specification (``spec/platform-api.md``) and the
+assumed shapes of ``spec/api-facts.md``. Nested lists that audits query are child tables
+(ports, hosts, config volumes, events, references, credential resources, webhook events),
+not JSON strings. ``extra`` holds a record's unknown fields as JSON, so nothing a server
+sends is lost; ``variables`` has no ``extra`` on purpose, because an unknown field of a
+variable could carry its value.
+
+No table has a column for a secret: variable values, tokens and S3 secret keys never
+reach the store (see DESIGN.md, "Secrets never reach the disk").
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from toolkit.snapshot.schema import (
+    EXTRA,
+    INT,
+    STR,
+    TS,
+    Table,
+    UnknownTableError,
+    col,
+    declare,
+    registry,
+    required,
+)
+from toolkit.snapshot.schema_platform import (
+    ENVIRONMENTS,
+    PROJECTS,
+    S3_BUCKETS,
+    SERVICE_GROUPS,
+    SERVICE_HOSTS,
+    SERVICE_PORTS,
+    SERVICE_VOLUMES,
+    SERVICES,
+    TEAMS,
+    TEMPLATES,
+    VOLUMES,
+    WEBHOOK_EVENTS,
+    WEBHOOKS,
+)
+from toolkit.snapshot.schema_runtime import (
+    COLLECTION_ERRORS,
+    CREDENTIAL_RESOURCES,
+    CREDENTIALS,
+    DEPLOYMENTS,
+    REPLICA_EVENTS,
+    REPLICA_HEALTH,
+    REPLICAS,
+    VARIABLE_REFERENCES,
+    VARIABLES,
+)
+
+__all__ = ["SNAPSHOTS", "SNAPSHOT_TABLES", "TABLES", "table"]
+
+SNAPSHOTS = declare(
+    "snapshots",
+    "One row per committed snapshot, appended LAST: a snapshot is visible once it is here.",
+    [
+        required("seq", INT, "1, 2, 3...: position in the hash chain"),
+        required("status", STR, "complete, partial, or pruned (data removed by retention)"),
+        col("started_at", TS, "when collection began"),
+        col("finished_at", TS, "when the snapshot was committed"),
+        col("base_url", STR, "API base URL the snapshot was collected from"),
+        col("toolkit_version", STR),
+        col("schema_version", INT),
+        col("credential_name", STR, "configured name of the collecting credential"),
+        col("credential_role", STR, "its role (viewer, editor, admin) when known"),
+        col("row_counts", pa.map_(STR, INT), "rows per table in this snapshot"),
+        col("request_stats", STR, "request statistics as a JSON object"),
+        required("content_hash", STR, "SHA-256 over the snapshot's canonical content"),
+        col("prev_hash", STR, "chain_hash of the previous snapshot (null for the first)"),
+        required("chain_hash", STR, "SHA-256(prev_hash + content_hash)"),
+        col("pruned_at", TS, "when retention removed this snapshot's data rows"),
+        EXTRA,
+    ],
+    keys=(),
+)
+
+TABLES: dict[str, Table] = dict(
+    registry(
+        [
+            SNAPSHOTS,
+            TEAMS,
+            PROJECTS,
+            ENVIRONMENTS,
+            SERVICES,
+            SERVICE_PORTS,
+            SERVICE_HOSTS,
+            SERVICE_VOLUMES,
+            DEPLOYMENTS,
+            REPLICA_EVENTS,
+            REPLICA_HEALTH,
+            REPLICAS,
+            VOLUMES,
+            VARIABLES,
+            VARIABLE_REFERENCES,
+            WEBHOOKS,
+            WEBHOOK_EVENTS,
+            S3_BUCKETS,
+            TEMPLATES,
+            SERVICE_GROUPS,
+            CREDENTIALS,
+            CREDENTIAL_RESOURCES,
+            COLLECTION_ERRORS,
+        ]
+    )
+)
+
+# The tables a writer fills; ``snapshots`` is written by commit() only.
+SNAPSHOT_TABLES: tuple[str, ...] = tuple(name for name in TABLES if name != "snapshots")
+
+
+def table(name: str) -> Table:
+    """Return the declaration of table ``name``; unknown names list the declared ones."""
+    try:
+        return TABLES[name]
+    except KeyError:
+        raise UnknownTableError(
+            f"no table named {name!r}; declared tables: {', '.join(TABLES)}"
+        ) from None

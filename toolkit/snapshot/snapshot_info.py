@@ -1,0 +1,61 @@
+"""``SnapshotInfo``: one row of the ``snapshots`` table as a typed, read-only record."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from datetime import datetime
+
+__all__ = ["SnapshotInfo"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SnapshotInfo:
+    """A committed snapshot: identity, status, provenance, row counts and hashes."""
+
+    snapshot_id: str
+    snapshot_at: datetime
+    seq: int
+    status: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    base_url: str | None
+    toolkit_version: str | None
+    schema_version: int | None
+    credential_name: str | None
+    credential_role: str | None
+    row_counts: Mapping[str, int]
+    request_stats: Mapping[str, Any] | None
+    content_hash: str
+    prev_hash: str | None
+    chain_hash: str
+    pruned_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> SnapshotInfo:
+        """Build from a ``snapshots`` row as ``pyarrow.Table.to_pylist()`` gives it."""
+        counts = row.get("row_counts") or []
+        stats = row.get("request_stats")
+        return cls(
+            snapshot_id=row["snapshot_id"],
+            snapshot_at=row["snapshot_at"],
+            seq=row["seq"],
+            status=row["status"],
+            started_at=row.get("started_at"),
+            finished_at=row.get("finished_at"),
+            base_url=row.get("base_url"),
+            toolkit_version=row.get("toolkit_version"),
+            schema_version=row.get("schema_version"),
+            credential_name=row.get("credential_name"),
+            credential_role=row.get("credential_role"),
+            row_counts=dict(counts),
+            request_stats=json.loads(stats) if stats else None,
+            content_hash=row["content_hash"],
+            prev_hash=row.get("prev_hash"),
+            chain_hash=row["chain_hash"],
+            pruned_at=row.get("pruned_at"),
+        )
