@@ -7,6 +7,7 @@ every failure prints one sentence that says what to do next.
 from __future__ import annotations
 
 import enum
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -14,8 +15,10 @@ import typer
 from rich.console import Console
 
 from toolkit import __version__
+from toolkit.cli_store import sql_command, store_app
 from toolkit.config import DEFAULT_CONFIG_NAME, example_config, load_settings
-from toolkit.errors import ConfigError
+from toolkit.errors import CollectionAborted, ConfigError
+from toolkit.snapshot_job import describe_run, take_snapshot
 
 __all__ = ["ExitCode", "app"]
 
@@ -30,6 +33,7 @@ sim_app = typer.Typer(
     help="The embedded platform simulator (for demos and tests).", no_args_is_help=True
 )
 app.add_typer(sim_app, name="sim")
+app.add_typer(store_app, name="store")
 
 console = Console()
 err = Console(stderr=True)
@@ -104,6 +108,85 @@ def check(
     if outcome.error is not None:
         raise _fail(outcome.error, ExitCode(outcome.exit_code))
     console.print(describe_identity(outcome))
+
+
+StoreOpt = Annotated[
+    str | None,
+    typer.Option("--store", help="Store folder or s3://bucket/prefix; else $PLATFORM_AUDIT_STORE."),
+]
+
+
+def _credential_pairs(values: list[str]) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values:
+        name, sep, variable = value.partition("=")
+        if not sep or not name or not variable:
+            raise ConfigError(f"--credential {value!r} must be NAME=ENV_VAR, e.g. ci=CI_DEPLOY_KEY")
+        pairs[name] = variable
+    return pairs
+
+
+@app.command()
+def snapshot(
+    config: ConfigOpt = None,
+    base_url: BaseUrlOpt = None,
+    token_env: TokenEnvOpt = None,
+    store: StoreOpt = None,
+    as_of: Annotated[
+        datetime | None,
+        typer.Option("--as-of", help="Stamp the snapshot with this UTC time instead of now."),
+    ] = None,
+    credential: Annotated[
+        list[str] | None,
+        typer.Option("--credential", help="Also audit this key: NAME=ENV_VAR (repeatable)."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+) -> None:
+    """Collect the platform into one snapshot: exit 0 complete, 3 partial, 4 refused, 2 config."""
+
+    try:
+        settings = load_settings(
+            config,
+            base_url=base_url,
+            token_env=token_env,
+            store_url=store,
+            audited=_credential_pairs(credential or []),
+        )
+        settings.require_base_url()
+        settings.token()
+        run = take_snapshot(settings, as_of=_utc(as_of), quiet=quiet)
+    except ConfigError as exc:
+        raise _fail(str(exc), ExitCode.CONFIG) from None
+    except CollectionAborted as exc:
+        raise _fail(str(exc), ExitCode.AUTH) from None
+    console.print(describe_run(run, settings.store_url))
+    if run.info.status != "complete":
+        err.print(
+            f"[yellow]partial snapshot:[/] {len(run.result.errors)} calls failed. It is kept "
+            "and marked partial; the next run tries again. See which calls failed with: "
+            + _ERRORS_QUERY,
+            highlight=False,
+        )
+        raise typer.Exit(int(ExitCode.PARTIAL))
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="DuckDB SQL over the store's views.")],
+    store: StoreOpt = None,
+    format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+) -> None:
+    """Run SQL over every table's history view and its <table>_latest view."""
+    sql_command(query, store, format)
+
+
+_ERRORS_QUERY = 'platform-audit sql "select * from collection_errors_latest"'
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 @sim_app.command("serve")

@@ -150,10 +150,12 @@ def load_settings(
     base_url: str | None = None,
     token_env: str | None = None,
     store_url: str | None = None,
+    audited: Mapping[str, str] | None = None,
 ) -> Settings:
     """Read the file (if any), then the environment, then the given overrides.
 
-    ``token_env`` replaces the collecting credential's variable (``--token-env``).
+    ``token_env`` replaces the collecting credential's variable (``--token-env``);
+    ``audited`` adds credentials to audit, name -> variable (``--credential NAME=VAR``).
     """
     env = os.environ if environ is None else environ
     source = _find_file(path, env)
@@ -168,9 +170,14 @@ def load_settings(
     if store_url:
         values["store_url"] = store_url
     settings = Settings(**values, source=source)
-    if token_env:
+    if token_env or audited:
         creds = dict(settings.credentials)
-        creds[settings.credential] = Credential(name=settings.credential, token_env=token_env)
+        if token_env:
+            creds[settings.credential] = Credential(name=settings.credential, token_env=token_env)
+        for name, variable in (audited or {}).items():
+            if name == settings.credential:
+                raise ConfigError(f"--credential {name}=... names the collecting credential")
+            creds[name] = Credential(name=name, token_env=variable)
         settings = Settings(**{**values, "credentials": creds}, source=source)
     if settings.base_url is not None:
         _check_url(settings.base_url)

@@ -1,0 +1,247 @@
+"""Collectors on hand-made payloads: drift becomes null plus a row, never a crash or a value."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from toolkit.collect import (
+    Owner,
+    map_buckets,
+    map_deployment_page,
+    map_replica_health,
+    map_services,
+    map_teams,
+    map_templates,
+    map_variables,
+    map_webhooks,
+    parse_references,
+)
+from toolkit.snapshot.redaction import Fingerprinter
+
+T, P, E, S = (f"{n}0000000-0000-4000-8000-000000000000" for n in "1234")
+KEY = Fingerprinter(b"unit-test-key-0123456789")
+SECRET = "CANARYdeadbeefdeadbeef"
+
+
+def _service(**changes: Any) -> dict[str, Any]:
+    service: dict[str, Any] = {
+        "id": S,
+        "name": "api",
+        "type": "gitprovider",
+        "environment_id": E,
+        "git_repository": f"https://bot:{SECRET}@git.example.com/acme/api.git",
+        "config": {
+            "resources": {"memory_limits_megabytes": 512, "cpu_limits_millicores": -1},
+            "protected_variables": ["DATABASE_URL"],
+            "init_containers": [{"command": f"echo {SECRET}", "image": "busybox:1"}],
+            "ports": [{"port": 8080, "protocol": "TCP"}],
+            "hosts": [{"host": "api.example.com", "path": "/"}],
+        },
+        "last_deployment": {"id": "d1", "status": "active", "crashing_reasons": []},
+    }
+    service.update(changes)
+    return service
+
+
+def _map(*services: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    return map_services(list(services), team_id=T, project_id=P, environment_id=E)
+
+
+def test_a_service_is_flattened() -> None:
+    rows = _map(_service())
+    (service,) = rows["services"]
+    assert service["memory_limits_megabytes"] == 512 and service["cpu_limits_millicores"] == -1
+    assert service["protected_variables"] == ["DATABASE_URL"]
+    assert service["init_container_images"] == ["busybox:1"]
+    assert service["git_repository"] == "https://git.example.com/acme/api.git"
+    assert service["last_deployment_id"] == "d1" and service["current_deployment_id"] is None
+    assert rows["service_ports"][0]["source"] == "config"
+    assert rows["deployments"][0]["is_last"] is True
+    assert rows["deployments"][0]["is_current"] is False
+    assert rows["collection_errors"] == []
+    assert SECRET not in json.dumps(rows, default=str)
+
+
+def test_a_wrong_type_becomes_null_and_a_drift_row() -> None:
+    config = _service()["config"]
+    config["resources"]["memory_limits_megabytes"] = "512Mi"
+    config["replicas"] = True
+    rows = _map(_service(config=config, name=["not", "a", "string"]))
+    (service,) = rows["services"]
+    assert service["memory_limits_megabytes"] is None and service["name"] is None
+    assert service["replicas"] is None
+    messages = sorted(r["message"] for r in rows["collection_errors"])
+    assert all(r["error_type"] == "schema_drift" for r in rows["collection_errors"])
+    assert all(
+        r["service_id"] is None and r["environment_id"] == E for r in rows["collection_errors"]
+    )
+    assert any("services.memory_limits_megabytes" in m and "got str" in m for m in messages)
+    assert any("services.replicas" in m and "got bool" in m for m in messages)
+    assert not any("512Mi" in m for m in messages)
+
+
+def test_a_nested_object_of_the_wrong_kind_is_skipped() -> None:
+    rows = _map(_service(config="oops", detected_ports={"port": 1}))
+    assert rows["services"][0]["memory_limits_megabytes"] is None
+    assert rows["service_ports"] == []
+    assert {r["message"].split(" should")[0] for r in rows["collection_errors"]} == {
+        "schema drift: services.config",
+        "schema drift: services.detected_ports",
+    }
+
+
+def test_a_record_without_its_id_is_left_out() -> None:
+    rows = map_teams([{"name": "no id"}, {"id": "t", "name": "ok", "plan": {"seats": 5}}])
+    assert [r["id"] for r in rows["teams"]] == ["t"]
+    assert json.loads(rows["teams"][0]["extra"]) == {"plan": {"seats": 5}}
+    assert "teams.id" in rows["collection_errors"][0]["message"]
+
+
+def test_unknown_fields_named_like_secrets_lose_their_values() -> None:
+    rows = map_buckets(
+        [{"id": "b", "name": "x", "secret_key": SECRET, "access_key": "AK1", "tier": "cold"}],
+        team_id=T,
+    )
+    (bucket,) = rows["s3_buckets"]
+    assert bucket["access_key_id"] == "AK1"
+    assert json.loads(bucket["extra"]) == {"secret_key": "***", "tier": "cold"}
+
+
+def test_unknown_enum_values_are_stored_as_they_come() -> None:
+    page = [{"id": "d9", "status": "quantum-tunnelling", "created_at": "2026-01-01T00:00:00Z"}]
+    rows = map_deployment_page(page, owner=Owner(T, P, E, S), current_id="d9")
+    (row,) = rows["deployments"]
+    assert row["status"] == "quantum-tunnelling" and row["is_current"] is True
+    assert row["created_at"].isoformat() == "2026-01-01T00:00:00+00:00"
+    rows = map_deployment_page([{"id": "d", "created_at": "yesterday"}], owner=Owner(T, P, E, S))
+    assert rows["deployments"][0]["created_at"] is None
+    assert "deployments.created_at" in rows["collection_errors"][0]["message"]
+
+
+def test_variables_keep_no_value() -> None:
+    payload = {
+        "values_redacted": False,
+        "variables": [
+            {"name": "DATABASE_URL", "value": f"postgres://u:{SECRET}@db/app", "updates": []},
+            {"name": "API", "value": f"${{{{service.{S}.URL}}}}/v1?k=${{{{team.KEY}}}}"},
+            {"name": "ODD", "value": 42},
+        ],
+    }
+    rows = map_variables(
+        payload,
+        level="service",
+        owner=Owner(T, P, E, S),
+        fingerprints=KEY,
+        protected=frozenset({"DATABASE_URL"}),
+    )
+    by_name = {r["name"]: r for r in rows["variables"]}
+    assert by_name["DATABASE_URL"]["is_protected"] is True
+    assert by_name["DATABASE_URL"]["value_length"] == len(f"postgres://u:{SECRET}@db/app")
+    assert by_name["DATABASE_URL"]["fingerprint"] == KEY.of(f"postgres://u:{SECRET}@db/app")
+    assert by_name["API"]["reference_count"] == 2 and by_name["API"]["is_protected"] is False
+    assert by_name["ODD"]["fingerprint"] is None
+    refs = {r["token"]: r for r in rows["variable_references"]}
+    assert refs[f"${{{{service.{S}.URL}}}}"]["source_id"] == S
+    assert refs["${{team.KEY}}"]["source_type"] == "team"
+    assert "variables.value" in rows["collection_errors"][0]["message"]
+    assert SECRET not in json.dumps(rows, default=str)
+
+
+def test_redacted_variables_take_references_from_the_api() -> None:
+    payload = {
+        "values_redacted": True,
+        "variables": [
+            {
+                "name": "DB",
+                "value": None,
+                "references": [
+                    {
+                        "token": "${{project.DB}}",
+                        "key": "DB",
+                        "resolved": False,
+                        "source_type": "project",
+                        "resolved_value": SECRET,
+                    },
+                    {"token": SECRET, "key": "X", "resolved": True},
+                ],
+            }
+        ],
+    }
+    rows = map_variables(payload, level="environment", owner=Owner(T, P, E), fingerprints=KEY)
+    (row,) = rows["variables"]
+    assert row["values_redacted"] is True and row["value_length"] is None
+    assert row["reference_count"] == 2
+    tokens = sorted(str(r["token"]) for r in rows["variable_references"])
+    assert tokens == ["${{project.DB}}", "None"]
+    assert SECRET not in json.dumps(rows, default=str)
+
+
+def test_parse_references_reads_every_form() -> None:
+    found = parse_references(
+        "${{team.A}} ${{ project.B }} ${{environment.C}} ${{service.0a-1b.D_E}} ${{other.F}}"
+    )
+    assert [(r.source_type, r.source_id, r.key) for r in found] == [
+        ("team", None, "A"),
+        ("project", None, "B"),
+        ("environment", None, "C"),
+        ("service", "0a-1b", "D_E"),
+    ]
+
+
+def test_webhooks_lose_credentials() -> None:
+    rows = map_webhooks(
+        [
+            {
+                "id": "w",
+                "type": "team",
+                "url": f"https://u:{SECRET}@h.example/x?sig={SECRET}",
+                "events": ["project.created", "deployment.failed"],
+            }
+        ],
+        level="team",
+        owner=Owner(T),
+    )
+    (hook,) = rows["webhooks"]
+    assert hook["url"] == "https://h.example/x?sig=***" and hook["url_host"] == "h.example"
+    assert [e["event"] for e in rows["webhook_events"]] == ["project.created", "deployment.failed"]
+    assert SECRET not in json.dumps(rows, default=str)
+
+
+def test_templates_keep_no_variable_values() -> None:
+    template = {
+        "id": "tpl",
+        "name": "Postgres",
+        "resource_recommendations": {"minimum_recommended_cpu": 0.5},
+        "definition": {
+            "services": [{"variables": [{"name": "PASSWORD", "value": SECRET}]}],
+            "required_capabilities": ["NET_ADMIN"],
+        },
+    }
+    (row,) = map_templates([template])["templates"]
+    assert row["service_count"] == 1 and row["required_capabilities"] == ["NET_ADMIN"]
+    assert row["minimum_recommended_cpu"] == 0.5
+    assert SECRET not in json.dumps(row, default=str)
+
+
+def test_replica_health_counts_its_replicas() -> None:
+    payload = {
+        "expected_replicas": 2,
+        "health": "crashing",
+        "replicas": [
+            {
+                "runtime_name": "api-0",
+                "status": "crashing",
+                "restart_count": 4,
+                "events": [
+                    {"type": "oom_killed", "count": 2, "first_seen": "2026-01-01T00:00:00Z"}
+                ],
+            },
+            {"status": "running"},
+        ],
+    }
+    rows = map_replica_health(payload, owner=Owner(T, P, E, S))
+    assert rows["replica_health"][0]["replica_count"] == 2
+    assert [r["runtime_name"] for r in rows["replicas"]] == ["api-0"]
+    assert rows["replica_events"][0]["replica_name"] == "api-0"
+    assert "replicas.runtime_name" in rows["collection_errors"][0]["message"]

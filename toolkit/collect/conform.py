@@ -1,0 +1,302 @@
+"""Rows that fit the declared schema, whatever the server sends.
+
+Every collector builds plain dicts and hands them to a `Conformer`, which checks each
+value against its column's Arrow type (`toolkit.snapshot.schema_tables`). A value of the
+wrong type becomes null and is reported once per (table, column, type) as a
+`collection_errors` row of type `schema_drift`, naming the type but never the value.
+Unknown enum values are plain strings and pass untouched; unknown fields are kept by the
+collectors in `extra` (see `extra_json`).
+
+>>> conformer = Conformer("teams.list", Owner())
+>>> conformer.row("teams", {"id": "t1", "name": 42})["name"] is None
+True
+>>> conformer.drift_rows()[0]["message"]
+'schema drift: teams.name should be string, got int (value not shown)'
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from toolkit.snapshot.redaction import MASK, SECRET_NAME
+from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
+from toolkit.snapshot.schema_tables import TABLES
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+__all__ = [
+    "PENDING_COLUMNS",
+    "Conformer",
+    "Owner",
+    "Rows",
+    "extra_json",
+    "merge_rows",
+    "unknown_fields",
+]
+
+Row = dict[str, Any]
+Rows = dict[str, list[Row]]
+"""Rows per table name, as every collector returns them."""
+
+# Columns the collectors may fill before the declared schema has them (none today): they are
+# dropped until declared; any other undeclared key is a bug.
+PENDING_COLUMNS: dict[str, frozenset[str]] = {}
+_OWNER_COLUMNS = ("team_id", "project_id", "environment_id", "service_id")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The ids that locate a record in the hierarchy (team > project > environment > service)."""
+
+    team_id: str | None = None
+    project_id: str | None = None
+    environment_id: str | None = None
+    service_id: str | None = None
+
+    def columns(self) -> dict[str, str | None]:
+        """All four owner columns, None where unknown."""
+        return {
+            "team_id": self.team_id,
+            "project_id": self.project_id,
+            "environment_id": self.environment_id,
+            "service_id": self.service_id,
+        }
+
+
+class Conformer:
+    """Builds rows for one API answer (`endpoint`, `owner`) and remembers schema drift."""
+
+    def __init__(self, endpoint: str, owner: Owner) -> None:
+        self.endpoint = endpoint
+        self.owner = owner
+        self._drift: Counter[tuple[str, str, str]] = Counter()
+
+    def rows(self, table: str, records: Iterable[Mapping[str, Any]]) -> list[Row]:
+        """`row()` of each record, leaving out those that lack a required column."""
+        return [row for row in map(functools.partial(self.row, table), records) if row is not None]
+
+    def row(self, table: str, values: Mapping[str, Any]) -> Row | None:
+        """`values` with every declared column present and of its declared type.
+
+        None when a required column (an id, a name) is missing or unusable: such a record
+        cannot be stored, and the drift report names the column.
+        """
+        declared = TABLES[table].arrow_schema
+        pending = PENDING_COLUMNS.get(table, frozenset())
+        undeclared = set(values) - set(declared.names) - pending
+        if undeclared:
+            raise KeyError(f"{table} does not declare {sorted(undeclared)}")
+        out: Row = {}
+        for field in declared:
+            if field.name in (SNAPSHOT_ID, SNAPSHOT_AT):
+                continue
+            out[field.name] = self._value(table, field, values.get(field.name))
+            if out[field.name] is None and not field.nullable:
+                self._drift[(table, field.name, "missing")] += 1
+                return None
+        return out
+
+    def obj(self, record: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
+        """`record[key]` when it is an object; {} when absent, null, or of another type."""
+        value = record.get(key)
+        if isinstance(value, dict):
+            return value
+        if value is not None:
+            self.note(where, key, value)
+        return {}
+
+    def objs(self, record: Mapping[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+        """The objects of list `record[key]`; anything else is drift and skipped."""
+        value = record.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.note(where, key, value)
+            return []
+        found = []
+        for item in value:
+            if isinstance(item, dict):
+                found.append(item)
+            else:
+                self.note(where, f"{key}[]", item)
+        return found
+
+    def note(self, table: str, column: str, value: object) -> None:
+        """Record that `table.column` held a value of the wrong type (the type only)."""
+        self._drift[(table, column, type(value).__name__)] += 1
+
+    def drift_rows(self) -> list[Row]:
+        """One `collection_errors` row per (table, column, type) that drifted."""
+        rows = []
+        for (table, column, kind), count in sorted(self._drift.items()):
+            expected = _expected(table, column)
+            times = f" (seen {count} times)" if count > 1 else ""
+            message = (
+                f"schema drift: {table}.{column} should be {expected}, got {kind} "
+                f"(value not shown){times}"
+            )
+            rows.append(
+                error_row(
+                    self.endpoint,
+                    self.owner,
+                    error_type="schema_drift",
+                    message=message,
+                    table_name=table,
+                    column_name=column,
+                )
+            )
+        return rows
+
+    def _value(self, table: str, field: pa.Field, value: Any) -> Any:
+        if value is None:
+            return None
+        converted = _convert(field.type, value)
+        if converted is _WRONG:
+            self.note(table, field.name, value)
+            return None
+        return converted
+
+
+_WRONG = object()
+
+
+def _convert(kind: pa.DataType, value: Any) -> Any:
+    """`value` as the Python value of Arrow type `kind`, or `_WRONG`."""
+    if pa.types.is_string(kind):
+        return value if isinstance(value, str) else _WRONG
+    if pa.types.is_boolean(kind):
+        return value if isinstance(value, bool) else _WRONG
+    if isinstance(value, bool):
+        return _WRONG
+    if pa.types.is_integer(kind):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value if isinstance(value, int) else _WRONG
+    if pa.types.is_floating(kind):
+        return float(value) if isinstance(value, int | float) else _WRONG
+    if pa.types.is_timestamp(kind):
+        return _timestamp(value)
+    if pa.types.is_list(kind):
+        if not isinstance(value, list):
+            return _WRONG
+        items = [None if item is None else _convert(kind.value_type, item) for item in value]
+        return _WRONG if any(item is _WRONG for item in items) else items
+    return value
+
+
+def _timestamp(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if not isinstance(value, str):
+        return _WRONG
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return _WRONG
+    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _expected(table: str, column: str) -> str:
+    declared = TABLES.get(table)
+    if declared is not None and column in declared.arrow_schema.names:
+        return str(declared.arrow_schema.field(column).type)
+    return "an object" if not column.endswith("[]") else "a list of objects"
+
+
+def error_row(
+    endpoint: str,
+    owner: Owner,
+    *,
+    error_type: str,
+    message: str,
+    status: int | None = None,
+    request_id: str | None = None,
+    attempts: int | None = None,
+    not_visible: bool = False,
+    table_name: str | None = None,
+    column_name: str | None = None,
+) -> Row:
+    """A `collection_errors` row (method is always GET: the crawl only reads)."""
+    values = {
+        "endpoint": endpoint,
+        "method": "GET",
+        **owner.columns(),
+        "status": status,
+        "error_type": error_type,
+        "request_id": request_id,
+        "attempts": attempts,
+        "message": message[:500],
+        "occurred_at": datetime.now(UTC),
+        "not_visible": not_visible,
+        "table_name": table_name,
+        "column_name": column_name,
+    }
+    row = Conformer(endpoint, owner).row("collection_errors", values)
+    assert row is not None, "collection_errors rows always carry their endpoint"
+    return row
+
+
+def unknown_fields(record: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:
+    """The members of `record` whose names are not in `known`."""
+    known_set = set(known)
+    return {key: value for key, value in record.items() if key not in known_set}
+
+
+def extra_json(fields: Mapping[str, Any]) -> str | None:
+    """Unknown fields as a JSON object with sorted keys; None when there are none.
+
+    Members whose names suggest a credential (`secret`, `token`, `password`...) keep their
+    name but lose their value, at any depth: an unknown field is unreviewed by definition.
+    Empty nested objects are left out.
+    """
+    cleaned = {k: v for k, v in fields.items() if not (isinstance(v, dict) and not v)}
+    if not cleaned:
+        return None
+    return json.dumps(_mask(cleaned), sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            _key(str(k)): MASK if SECRET_NAME.search(str(k)) else _mask(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_mask(item) for item in value]
+    return value
+
+
+def _key(name: str) -> str:
+    return name if _IDENTIFIER.fullmatch(name) else MASK
+
+
+def merge_rows(table: str, rows: Iterable[Row]) -> list[Row]:
+    """Merge rows that share the table's key: the first non-null value of each column wins,
+    and a boolean is true when any row says so. Order of first appearance is kept.
+
+    Deployments reach a snapshot twice (the three records of a service and its history);
+    replica events and replicas too (deployments, `/replicas/list`, `/replicas/health`).
+    """
+    keys = [k for k in TABLES[table].keys if k != SNAPSHOT_ID]
+    merged: dict[tuple[Any, ...], Row] = {}
+    for row in rows:
+        key = tuple(row.get(k) for k in keys)
+        seen = merged.get(key)
+        if seen is None:
+            merged[key] = dict(row)
+            continue
+        for column, value in row.items():
+            if value is None:
+                continue
+            if seen.get(column) is None or (isinstance(value, bool) and value):
+                seen[column] = value
+    return list(merged.values())

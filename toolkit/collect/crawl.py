@@ -1,0 +1,340 @@
+"""The crawl: discover the hierarchy, run every collector concurrently, record what failed.
+
+Jobs (see `plan.py`) go through a priority queue to a pool of workers as large as the
+client's concurrency; the client keeps its own semaphore, rate limit and retries. The
+hierarchy is listed first so that work spreads out early. Each distinct GET is made once
+per crawl. A failed call becomes a `collection_errors` row (404: not visible to this
+credential) and makes the result `partial`; a 401 on the collecting credential stops
+everything with `CollectionAborted`, and nothing is returned for committing.
+
+>>> from toolkit.snapshot.redaction import load_fingerprinter          # doctest: +SKIP
+>>> rows, result = crawl(settings.client_config(),                     # doctest: +SKIP
+...                      fingerprints=load_fingerprinter(settings.hmac_key_file))
+>>> result.status, result.calls, result.min_calls                      # doctest: +SKIP
+('complete', 1203, 1203)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import logging
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from toolkit.api import AsyncPlatformClient, InvalidRequest, RequestError, Unauthorized
+from toolkit.collect.calls import Call
+from toolkit.collect.conform import Owner, error_row
+from toolkit.collect.crawl_result import CrawlOutput, CrawlResult, finish_rows
+from toolkit.collect.credentials import map_credential, map_failed_credential
+from toolkit.collect.plan import CrawlOptions, Job, Planner
+from toolkit.collect.progress import CrawlProgress
+from toolkit.errors import CollectionAborted
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from rich.console import Console
+
+    from toolkit.api import ClientConfig
+    from toolkit.collect.conform import Row, Rows
+    from toolkit.config import Settings
+    from toolkit.snapshot.redaction import Fingerprinter
+
+__all__ = ["crawl", "crawl_async", "crawl_settings"]
+
+logger = logging.getLogger("toolkit.collect")
+_ME = Call.of("users.me")
+
+
+class _Crawler:
+    """One crawl's state: the queue, the calls made, the rows and errors gathered."""
+
+    def __init__(self, client: AsyncPlatformClient, credential: str, progress: CrawlProgress):
+        self.client = client
+        self.credential = credential
+        self.progress = progress
+        self.queue: asyncio.PriorityQueue[tuple[int, int, int, Job]] = asyncio.PriorityQueue()
+        self.order = itertools.count()
+        self.planned: dict[Call, None] = {}
+        self.rows: defaultdict[str, list[Row]] = defaultdict(list)
+        self.failed: list[Row] = []  # errors that make the snapshot partial
+        self.depth = 0
+        self.role: str | None = None
+        self.aborted: CollectionAborted | None = None
+        self.stop = asyncio.Event()
+
+    def submit(self, jobs: list[Job], depth: int) -> None:
+        fresh = []
+        for job in jobs:
+            if job.call in self.planned:
+                logger.debug("not repeating %s (already planned)", job.call)
+                continue
+            self.planned[job.call] = None
+            fresh.append(job)
+            self.queue.put_nowait((job.priority, next(self.order), depth, job))
+        self.progress.planned(len(fresh))
+
+    async def run(self, roots: list[Job]) -> None:
+        self.submit(roots, depth=1)
+        workers = [
+            asyncio.create_task(self._worker()) for _ in range(self.client.config.concurrency)
+        ]
+        drained = asyncio.create_task(self.queue.join())
+        stopped = asyncio.create_task(self.stop.wait())
+        try:
+            await asyncio.wait({drained, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (*workers, drained, stopped):
+                task.cancel()
+            await asyncio.gather(*workers, drained, stopped, return_exceptions=True)
+        if self.aborted is not None:
+            raise self.aborted
+
+    async def _worker(self) -> None:
+        while True:
+            _, _, depth, job = await self.queue.get()
+            try:
+                await self._execute(job, depth)
+            except CollectionAborted as abort:
+                self.aborted = self.aborted or abort
+                self.stop.set()
+            finally:
+                self.queue.task_done()
+
+    async def _execute(self, job: Job, depth: int) -> None:
+        self.depth = max(self.depth, depth)
+        try:
+            payload = await job.call.fetch(self.client)
+        except Unauthorized as error:
+            self.progress.finished(ok=False)
+            raise CollectionAborted(
+                self.credential,
+                endpoint=error.endpoint,
+                status=error.status,
+                request_id=error.request_id,
+            ) from None
+        except (RequestError, InvalidRequest) as error:
+            self.progress.finished(ok=False)
+            self._failed(job, error)
+            return
+        self.progress.finished(ok=True)
+        try:
+            rows, children = job.handle(payload)
+        except Exception as error:  # a mapping bug must not lose the rest of the crawl
+            logger.warning("mapping %s failed: %s", job.call.endpoint, type(error).__name__)
+            self._record(
+                error_row(
+                    job.call.endpoint,
+                    job.owner,
+                    error_type="mapping_error",
+                    message=f"the answer could not be mapped ({type(error).__name__})",
+                ),
+            )
+            return
+        counts = {table: len(found) for table, found in rows.items() if found}
+        logger.debug("%s -> %s", job.call, counts or "no rows")
+        for table, found in rows.items():
+            if table == "collection_errors":
+                for row in found:
+                    self._record(row)
+            else:
+                self.rows[table].extend(found)
+        self.submit(children, depth + 1)
+
+    def _failed(self, job: Job, error: RequestError | InvalidRequest) -> None:
+        if isinstance(error, InvalidRequest):
+            row = error_row(
+                job.call.endpoint, job.owner, error_type="invalid_request", message=str(error)
+            )
+            self._record(row)
+            return
+        not_visible = error.status == 404
+        message = error.message
+        if error.details:
+            message += "; " + "; ".join(error.details)
+        if not_visible:
+            message = f"not visible to credential {self.credential!r}: {message}"
+        logger.debug("%s failed: %s (request_id %s)", job.call, error.type, error.request_id)
+        row = error_row(
+            job.call.endpoint,
+            job.owner,
+            error_type=error.type,
+            message=message,
+            status=error.status,
+            request_id=error.request_id,
+            attempts=error.attempts,
+            not_visible=not_visible,
+        )
+        self._record(row, partial=not not_visible)
+
+    def _record(self, row: Row, *, partial: bool = True) -> None:
+        self.rows["collection_errors"].append(row)
+        if partial:
+            self.failed.append(row)
+
+    def on_me(self, payload: Any, fingerprints: Fingerprinter) -> tuple[Rows, list[Job]]:
+        rows = map_credential(
+            self.credential, payload, token=self.client.config.token, fingerprints=fingerprints
+        )
+        found = rows["credentials"]
+        self.role = found[0]["role"] if found else None
+        return rows, []
+
+
+async def _audit_credential(
+    name: str, client: AsyncPlatformClient, fingerprints: Fingerprinter
+) -> Rows:
+    """`/users/me` of an audited credential: its only call. A refusal is data, not an abort."""
+    token = client.config.token
+    try:
+        payload = await client.me()
+    except RequestError as error:
+        rows = map_failed_credential(name, error, token=token, fingerprints=fingerprints)
+        rows["collection_errors"] = [
+            error_row(
+                error.endpoint,
+                Owner(),
+                error_type=error.type,
+                message=f"audited credential {name!r}: {token.scrub(error.message)}",
+                status=error.status,
+                request_id=error.request_id,
+                attempts=error.attempts,
+            )
+        ]
+        return rows
+    return map_credential(name, payload, token=token, fingerprints=fingerprints)
+
+
+async def crawl_async(
+    client: AsyncPlatformClient,
+    *,
+    fingerprints: Fingerprinter,
+    options: CrawlOptions | None = None,
+    credential: str = "default",
+    audited: Mapping[str, AsyncPlatformClient] | None = None,
+    quiet: bool = False,
+    console: Console | None = None,
+) -> CrawlOutput:
+    """Crawl everything `client`'s credential can see; see the module docstring.
+
+    `audited` maps credential names to clients that only answer `/users/me`.
+
+    >>> async with AsyncPlatformClient(config) as client:               # doctest: +SKIP
+    ...     rows, result = await crawl_async(client, fingerprints=fingerprints)
+    """
+    planner = Planner(fingerprints=fingerprints, options=options)
+    started, clock = datetime.now(UTC), time.monotonic()
+    before = client.stats()
+    with CrawlProgress(quiet=quiet, console=console) as progress:
+        crawler = _Crawler(client, credential, progress)
+        me = Job(_ME, Owner(), lambda p: crawler.on_me(p, fingerprints), priority=0)
+        audits = [_audit_credential(n, c, fingerprints) for n, c in (audited or {}).items()]
+        gathered = asyncio.gather(*audits)
+        try:
+            await crawler.run([me, *planner.roots()])
+        finally:
+            audited_rows = await gathered
+    for rows in audited_rows:
+        for table, found in rows.items():
+            crawler.rows[table].extend(found)
+    after = client.stats()
+    extra_calls = sum(c.stats().requests for c in (audited or {}).values())
+    result = CrawlResult(
+        status="partial" if crawler.failed else "complete",
+        credential=credential,
+        role=crawler.role,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        duration_s=time.monotonic() - clock,
+        calls=after.requests - before.requests + extra_calls,
+        planned=(*crawler.planned, *(_ME for _ in audited_rows)),
+        critical_path=crawler.depth,
+        errors=tuple(crawler.rows["collection_errors"]),
+        stats=after,
+        retries=after.retries_total - before.retries_total,
+    )
+    logger.info(
+        "crawl %s: %d calls (%d needed), %d errors, %.1fs",
+        result.status,
+        result.calls,
+        result.min_calls,
+        len(result.errors),
+        result.duration_s,
+    )
+    return CrawlOutput(finish_rows(crawler.rows), result)
+
+
+def crawl(
+    config: ClientConfig,
+    *,
+    fingerprints: Fingerprinter,
+    options: CrawlOptions | None = None,
+    credential: str = "default",
+    audited: Mapping[str, ClientConfig] | None = None,
+    quiet: bool = False,
+    console: Console | None = None,
+) -> CrawlOutput:
+    """Blocking crawl, for scripts and notebooks (safe inside Jupyter's running loop).
+
+    >>> rows, result = crawl(settings.client_config(), fingerprints=fingerprints)  # doctest: +SKIP
+    >>> len(rows["services"]), result.status                                       # doctest: +SKIP
+    (200, 'complete')
+    """
+
+    async def main() -> CrawlOutput:
+        clients = {name: AsyncPlatformClient(c) for name, c in (audited or {}).items()}
+        try:
+            async with AsyncPlatformClient(config) as client:
+                return await crawl_async(
+                    client,
+                    fingerprints=fingerprints,
+                    options=options,
+                    credential=credential,
+                    audited=clients,
+                    quiet=quiet,
+                    console=console,
+                )
+        finally:
+            for other in clients.values():
+                await other.aclose()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, main()).result()
+
+
+def crawl_settings(
+    settings: Settings, *, options: CrawlOptions | None = None, quiet: bool = False
+) -> CrawlOutput:
+    """Crawl with the configured collecting credential; audit every other configured one.
+
+    >>> rows, result = crawl_settings(load_settings())                 # doctest: +SKIP
+    """
+    from toolkit.snapshot.redaction import load_fingerprinter
+
+    fingerprints = load_fingerprinter(settings.hmac_key_file, store_root=settings.store_url)
+    audited = {cred.name: settings.client_config(cred) for cred in settings.audited}
+    try:
+        return crawl(
+            settings.client_config(),
+            fingerprints=fingerprints,
+            options=options,
+            credential=settings.credential,
+            audited=audited,
+            quiet=quiet,
+        )
+    except CollectionAborted as abort:
+        raise CollectionAborted(
+            abort.credential,
+            endpoint=abort.endpoint,
+            status=abort.status,
+            request_id=abort.request_id,
+            token_env=settings.collecting.token_env,
+        ) from None
