@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from toolkit.config import Credential, Settings, example_config, load_settings
 from toolkit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -44,7 +47,10 @@ def test_precedence_option_over_env_over_file(tmp_path: Path) -> None:
     assert load_settings(path, environ={}).base_url == "http://file.example"
     env = {"PLATFORM_API_URL": "http://env.example"}
     assert load_settings(path, environ=env).base_url == "http://env.example"
-    assert load_settings(path, environ=env, base_url="http://opt.example").base_url == "http://opt.example"
+    assert (
+        load_settings(path, environ=env, base_url="http://opt.example").base_url
+        == "http://opt.example"
+    )
 
 
 def test_credentials_collecting_and_audited(tmp_path: Path) -> None:
@@ -75,7 +81,10 @@ def test_missing_token_names_the_variable() -> None:
         ('[client]\nconcurrency = "many"\n', "concurrency must be a whole number"),
         ("[client]\ndeadline_s = true\n", "deadline_s must be a number"),
         ("[credentials.ci]\ntoken = 'plat_x'\n", "needs token_env"),
-        ('[platform]\ncredential = "nope"\n[credentials.a]\ntoken_env = "A"\n', "only a are defined"),
+        (
+            '[platform]\ncredential = "nope"\n[credentials.a]\ntoken_env = "A"\n',
+            "only a are defined",
+        ),
         ('[endpoints]\nlist_teams = "teams"\n', "must be a path"),
         ("[platform\n", "not valid TOML"),
         ('[platform]\nbase_url = "ftp://x"\n', "must start with http"),
@@ -87,7 +96,7 @@ def test_bad_files_are_refused_with_what_to_do(tmp_path: Path, text: str, messag
 
 
 def test_missing_base_url_says_how_to_set_it() -> None:
-    with pytest.raises(ConfigError, match="--base-url.*PLATFORM_API_URL.*base_url"):
+    with pytest.raises(ConfigError, match=r"--base-url.*PLATFORM_API_URL.*base_url"):
         Settings().require_base_url()
 
 
@@ -102,10 +111,22 @@ def test_example_file_loads_and_matches_defaults(tmp_path: Path) -> None:
     settings = load_settings(write(tmp_path, example_config()), environ={})
     defaults = Settings()
     assert settings.collecting == Credential(name="collector", token_env="PLATFORM_API_KEY")
-    for name in ("concurrency", "rate_per_minute", "max_attempts", "timeout_s", "deadline_s", "store_url"):
+    for name in (
+        "concurrency",
+        "rate_per_minute",
+        "max_attempts",
+        "timeout_s",
+        "deadline_s",
+        "store_url",
+    ):
         assert getattr(settings, name) == getattr(defaults, name), name
     assert settings.hmac_key_file == defaults.hmac_key_file
 
 
 def test_zero_rate_switches_the_limit_off(tmp_path: Path) -> None:
-    assert load_settings(write(tmp_path, "[client]\nrate_per_minute = 0\n"), environ={}).rate_per_minute is None
+    assert (
+        load_settings(
+            write(tmp_path, "[client]\nrate_per_minute = 0\n"), environ={}
+        ).rate_per_minute
+        is None
+    )

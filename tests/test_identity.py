@@ -24,7 +24,11 @@ KEY = {
 def test_api_key_identity() -> None:
     ident = parse_identity({"id": "u1", "email": "a@b.c", "name": "Ann", "api_key": KEY})
     assert ident.is_api_key
-    assert (ident.role, ident.access, ident.resources) == ("editor", "limited", (("project", "p1"),))
+    assert (ident.role, ident.access, ident.resources) == (
+        "editor",
+        "limited",
+        (("project", "p1"),),
+    )
     assert ident.expires_at == datetime(2026, 4, 1, tzinfo=UTC)
     assert ident.last_used_at is None
     assert ident.problems == ()
@@ -56,7 +60,9 @@ def test_unexpected_shapes_become_problems(payload: object, problem: str) -> Non
 
 
 def test_description_renders_platform_text_literally() -> None:
-    ident = parse_identity({"id": "u1", "email": "a@b.c", "name": "[bold]Ann[/bold]", "api_key": KEY})
+    ident = parse_identity(
+        {"id": "u1", "email": "a@b.c", "name": "[bold]Ann[/bold]", "api_key": KEY}
+    )
     outcome = IdentityOutcome(base_url="http://x", credential="default", identity=ident)
     console = Console(width=200, record=True)
     console.print(describe_identity(outcome, now=datetime(2026, 3, 1, tzinfo=UTC)))
