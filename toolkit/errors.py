@@ -6,6 +6,7 @@ part 7 and every network failure). Everything else a user can run into lands her
     ToolkitError
      ├── ConfigError         a setting is missing, malformed or contradicts another
      ├── CollectionAborted   the collecting credential was refused (401): nothing committed
+     ├── CheckDefinitionError  an audit check file breaks the contract (docs/checks.md)
      └── StoreError              anything the store refuses or cannot do
           ├── SchemaMismatchError  rows do not fit a table's declared schema (names table
           │                        and column); extra keys are a programming error
@@ -19,6 +20,7 @@ Every message says what to do next, so the command line can print it as it is.
 from __future__ import annotations
 
 __all__ = [
+    "CheckDefinitionError",
     "CollectionAborted",
     "ConfigError",
     "SchemaMismatchError",
@@ -64,6 +66,10 @@ class CollectionAborted(ToolkitError):
         self.endpoint = endpoint
         self.status = status
         self.request_id = request_id
+
+
+class CheckDefinitionError(ToolkitError):
+    """A check file (or its configuration) breaks the contract; the message names the file."""
 
 
 class StoreError(ToolkitError):

@@ -14,31 +14,48 @@ young store. No DuckDB extension is needed, locally or on S3.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import pyarrow as pa
+
     from toolkit.snapshot.store import Store
 
-__all__ = ["connect"]
+__all__ = ["connect", "connect_arrow"]
 
 VISIBLE_STATUSES = ("complete", "partial")
 
 
 def connect(store: Store) -> duckdb.DuckDBPyConnection:
     """A new in-memory DuckDB connection with the store's views."""
+    sources: dict[str, Any] = {}
+    for name in SNAPSHOT_TABLES:
+        dataset = store._dataset(name)
+        sources[name] = TABLES[name].arrow_schema.empty_table() if dataset is None else dataset
+    # The snapshots table is small (a row per snapshot): it is read whole, so DuckDB never
+    # pushes filters into files that Delta updates rewrote with string_view columns.
+    return connect_arrow(sources, store._snapshot_rows())
+
+
+def connect_arrow(sources: Mapping[str, Any], snapshots: pa.Table) -> duckdb.DuckDBPyConnection:
+    """The same views over Arrow tables or datasets (a table missing from ``sources`` is empty).
+
+    The store uses it with its Delta datasets; audit fixtures with in-memory tables.
+    """
     con = duckdb.connect()
     # Names below come from the declared registry, never from user input.
     for name in SNAPSHOT_TABLES:
-        dataset = store._dataset(name)
-        source = TABLES[name].arrow_schema.empty_table() if dataset is None else dataset
-        con.register(f"_raw_{name}", source)
-    # The snapshots table is small (a row per snapshot): it is read whole, so DuckDB never
-    # pushes filters into files that Delta updates rewrote with string_view columns.
-    con.register("_raw_snapshots", store._snapshot_rows())
+        source = sources.get(name)
+        con.register(
+            f"_raw_{name}", TABLES[name].arrow_schema.empty_table() if source is None else source
+        )
+    con.register("_raw_snapshots", snapshots)
     con.execute("CREATE VIEW snapshots AS SELECT * FROM _raw_snapshots")
     con.execute(
         "CREATE VIEW _visible_snapshots AS SELECT snapshot_id FROM snapshots "

@@ -1,0 +1,43 @@
+"""Every check against its fixtures: found by folder, run by this one parametrised test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
+from toolkit.audit.check_run import run_check
+from toolkit.audit.testing import alarmed_in_last_snapshot, fixture_connection
+
+FIXTURES = Path(__file__).with_name("fixtures")
+CHECKS = {spec.id: spec for spec in discover_checks([BUILTIN_CHECKS])}
+CASES = sorted(FIXTURES.glob("*/*.json"))
+
+
+def test_every_check_has_pass_and_fail_fixtures() -> None:
+    for check_id in CHECKS:
+        names = [p.name for p in (FIXTURES / check_id).glob("*.json")]
+        assert any(n.startswith("pass_") for n in names), f"{check_id} has no pass_*.json"
+        assert any(n.startswith("fail_") for n in names), f"{check_id} has no fail_*.json"
+
+
+def test_every_fixture_folder_names_a_check() -> None:
+    assert {p.parent.name for p in CASES} <= set(CHECKS)
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_check_fixture(path: Path) -> None:
+    fixture = json.loads(path.read_text(encoding="utf-8"))
+    spec = CHECKS[path.parent.name]
+    result = run_check(fixture_connection(fixture), spec, fixture.get("params"))
+    expected = set(fixture["expect_alarms"])
+    assert alarmed_in_last_snapshot(result) == expected
+    if path.name.startswith("fail_"):
+        assert expected, "a fail fixture must expect at least one alarm"
+    else:
+        assert not expected, "a pass fixture expects no alarm"
+        assert result.num_rows, "a pass fixture must make the check examine something"
+    statuses = set(result.column("status").to_pylist())
+    assert statuses <= {"alarm", "ok"}

@@ -1,0 +1,1 @@
+"""Audits over history: SQL checks, findings over time, waivers (docs/checks.md)."""

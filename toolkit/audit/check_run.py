@@ -1,0 +1,58 @@
+"""Running one check on a DuckDB connection: the derived views first, parameters bound.
+
+The engine and the fixture tests share this, so a check behaves the same in both. Example::
+
+    con = store.duckdb()
+    install_views(con)
+    table = run_check(con, spec, {"min_ratio": 6})   # an Arrow table in OUTPUT_COLUMNS
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from toolkit.audit.check_file import OUTPUT_COLUMNS
+from toolkit.errors import CheckDefinitionError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import duckdb
+    import pyarrow as pa
+
+    from toolkit.audit.check_file import CheckSpec
+
+__all__ = ["VIEWS", "install_views", "run_check"]
+
+VIEWS = Path(__file__).with_name("views")
+"""Derived views (e.g. ``credential_reach``) defined before any check runs, in name order."""
+
+
+def install_views(con: duckdb.DuckDBPyConnection, folder: Path = VIEWS) -> None:
+    """Create every ``<name>.sql`` view of ``folder`` (each file is one CREATE VIEW)."""
+    for path in sorted(folder.glob("*.sql")):
+        try:
+            con.execute(path.read_text(encoding="utf-8"))
+        except Exception as exc:  # DuckDB raises several types; name the file in every case
+            raise CheckDefinitionError(f"{path}: the view does not build: {exc}") from exc
+
+
+def run_check(
+    con: duckdb.DuckDBPyConnection, spec: CheckSpec, overrides: Mapping[str, object] | None = None
+) -> pa.Table:
+    """Run one check's SQL with its parameters bound; refuse output of the wrong shape."""
+    try:
+        result = con.sql(spec.sql, params=spec.bind(overrides)).to_arrow_table()
+    except CheckDefinitionError:
+        raise
+    except Exception as exc:  # DuckDB's error types vary by failure; the file is what matters
+        raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
+    if result is None:
+        raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
+    if tuple(result.column_names) != OUTPUT_COLUMNS:
+        raise CheckDefinitionError(
+            f"{spec.path}: returns columns {', '.join(result.column_names)}; a check must "
+            f"return exactly {', '.join(OUTPUT_COLUMNS)}, in that order"
+        )
+    return result

@@ -1,0 +1,23 @@
+-- id: RES002
+-- title: Service runs without a memory limit
+-- severity: high
+-- area: resource-limits
+-- risk: A memory leak or burst in one service can exhaust the node and evict its neighbours.
+-- remediation: Set memory_limits_megabytes to what the service needs, with some headroom.
+select
+    snapshot_id,
+    'service' as resource_type,
+    id as resource_id,
+    name as resource_name,
+    team_id,
+    project_id,
+    environment_id,
+    id as service_id,
+    case when coalesce(memory_limits_megabytes, -1) <= 0 then 'alarm' else 'ok' end as status,
+    case
+        when coalesce(memory_limits_megabytes, -1) <= 0
+            then 'Service ' || name || ' has no memory limit.'
+        else 'Service ' || name || ' is limited to ' || memory_limits_megabytes || ' MB.'
+    end as reason,
+    to_json(struct_pack(memory_limits_megabytes, memory_requests_megabytes)) as evidence
+from services

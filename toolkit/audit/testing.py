@@ -1,0 +1,85 @@
+"""Audit fixtures: a few rows per table in JSON, loaded into DuckDB views with the declared schemas.
+
+Shipped with the toolkit so users test their own checks the way the built-in ones are tested
+(``docs/checks.md``): ``pass_*.json`` and ``fail_*.json`` beside each other in a folder named
+for the check. Example::
+
+    con = fixture_connection(json.loads(path.read_text()))
+    alarms = alarmed_in_last_snapshot(run_check(con, spec, fixture.get("params")))
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from toolkit.audit.check_run import install_views
+from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
+from toolkit.snapshot.validation import to_arrow
+from toolkit.snapshot.views import connect_arrow
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import duckdb
+
+__all__ = ["alarmed_in_last_snapshot", "fixture_connection", "fixture_snapshot_ids"]
+
+_ZERO_HASH = "0" * 64
+
+
+def fixture_snapshot_ids(count: int) -> list[str]:
+    """Deterministic, time-sortable ids for a fixture's snapshots (UUIDv7 layout)."""
+    return [
+        str(uuid.UUID(f"00000000-0000-7000-8000-{index:012x}")) for index in range(1, count + 1)
+    ]
+
+
+def fixture_connection(fixture: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the store's views over the fixture's rows, plus derived views.
+
+    Undeclared tables or columns are refused (the same validation as the snapshot writer);
+    columns a fixture leaves out are null.
+    """
+    snapshots = fixture.get("snapshots")
+    if not isinstance(snapshots, list) or not snapshots:
+        raise ValueError("a fixture needs a non-empty 'snapshots' list")
+    ids = fixture_snapshot_ids(len(snapshots))
+    parts: dict[str, list[pa.Table]] = {}
+    snapshot_rows: list[dict[str, Any]] = []
+    for seq, (snapshot_id, entry) in enumerate(zip(ids, snapshots, strict=True), start=1):
+        at = datetime.fromisoformat(str(entry["at"]).replace("Z", "+00:00")).astimezone(UTC)
+        for name, rows in (entry.get("tables") or {}).items():
+            if name not in SNAPSHOT_TABLES:
+                raise ValueError(f"fixture names table {name!r}, which is not declared")
+            parts.setdefault(name, []).append(to_arrow(TABLES[name], rows, snapshot_id, at))
+        snapshot_rows.append(
+            {
+                "snapshot_id": snapshot_id,
+                "snapshot_at": at,
+                "seq": seq,
+                "status": entry.get("status", "complete"),
+                "content_hash": _ZERO_HASH,
+                "chain_hash": _ZERO_HASH,
+            }
+        )
+    sources = {name: pa.concat_tables(tables) for name, tables in parts.items()}
+    schema = TABLES["snapshots"].arrow_schema
+    snapshot_table = pa.Table.from_pylist(snapshot_rows, schema=schema)
+    con = connect_arrow(sources, snapshot_table)
+    install_views(con)
+    return con
+
+
+def alarmed_in_last_snapshot(result: pa.Table) -> set[str]:
+    """Resource ids in alarm in the newest snapshot the result speaks of."""
+    rows = result.to_pylist()
+    if not rows:
+        return set()
+    last = max(str(r["snapshot_id"]) for r in rows)
+    return {
+        str(r["resource_id"]) for r in rows if r["snapshot_id"] == last and r["status"] == "alarm"
+    }
