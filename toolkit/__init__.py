@@ -1,7 +1,63 @@
-"""platform-audit: collect, audit and report on a hosted deployment platform."""
+"""platform-audit: collect, audit and report on a hosted deployment platform.
+
+The small public API that notebooks and the command line share::
+
+    import toolkit
+    settings = toolkit.load_settings()                 # TOML file + environment
+    run = toolkit.take_snapshot(settings)              # crawl the platform, commit a snapshot
+    store = toolkit.Store.open(settings.store_url)
+    store.duckdb().sql("select name, replicas from services_latest").df()
+
+Names are imported on first use, so ``import toolkit`` stays fast for the command line.
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from toolkit.api import AsyncPlatformClient, ClientConfig, PlatformClient
+    from toolkit.collect import crawl
+    from toolkit.config import Settings, load_settings
+    from toolkit.sim import Simulator, SimulatorServer
+    from toolkit.snapshot import Store
+    from toolkit.snapshot_job import take_snapshot
+
+_EXPORTS = {
+    "AsyncPlatformClient": "toolkit.api",
+    "ClientConfig": "toolkit.api",
+    "PlatformClient": "toolkit.api",
+    "Settings": "toolkit.config",
+    "Simulator": "toolkit.sim",
+    "SimulatorServer": "toolkit.sim",
+    "Store": "toolkit.snapshot",
+    "crawl": "toolkit.collect",
+    "load_settings": "toolkit.config",
+    "take_snapshot": "toolkit.snapshot_job",
+}
+
+__all__ = [
+    "AsyncPlatformClient",
+    "ClientConfig",
+    "PlatformClient",
+    "Settings",
+    "Simulator",
+    "SimulatorServer",
+    "Store",
+    "__version__",
+    "crawl",
+    "load_settings",
+    "take_snapshot",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -227,11 +227,15 @@ def sim_serve(
 def demo(
     services: Annotated[int, typer.Option(help="Services in the simulated world.")] = 40,
     seed: Annotated[int, typer.Option(help="World seed.")] = 7,
+    days: Annotated[int, typer.Option(help="Simulated days, one snapshot each.")] = 3,
+    out: Annotated[Path, typer.Option(help="Folder for the demo's store and key.")] = Path(
+        "data/demo"
+    ),
 ) -> None:
-    """Start the embedded simulator and walk through what the toolkit sees of it."""
+    """Start the embedded simulator, walk through what the toolkit sees, snapshot a few days."""
     from toolkit.demo import run_demo
 
-    run_demo(console, services=services, seed=seed)
+    run_demo(console, services=services, seed=seed, days=days, out=out)
 
 
 if __name__ == "__main__":

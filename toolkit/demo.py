@@ -9,15 +9,22 @@ through a flaky platform still gets everything, with the retries it took. Exampl
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from toolkit.api import ClientConfig, PlatformClient, RequestError, Secret
+from toolkit.config import Credential, Settings
 from toolkit.identity import parse_identity
 from toolkit.sim import Simulator, SimulatorServer
+from toolkit.sim.cli_serve import today_utc
+from toolkit.snapshot import Store
+from toolkit.snapshot_job import take_snapshot
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,10 +51,17 @@ def walk_inventory(client: PlatformClient) -> Inventory:
     return Inventory(len(teams), len(projects), len(envs), services)
 
 
-def run_demo(console: Console, *, services: int = 40, seed: int = 7) -> None:
+DEMO_DIR = Path("data/demo")
+_DEMO_KEY_VAR = "PLATFORM_AUDIT_DEMO_KEY"
+_SAMPLE_QUERY = '`platform-audit sql "select name, replicas from services_latest"`'
+
+
+def run_demo(
+    console: Console, *, services: int = 40, seed: int = 7, days: int = 3, out: Path = DEMO_DIR
+) -> None:
     """Start the simulator on loopback and show the client against it, step by step."""
     started = time.perf_counter()
-    sim = Simulator(seed=seed, services=services)
+    sim = Simulator(seed=seed, services=services, start=today_utc())
     with SimulatorServer(sim) as server:
         console.rule("[bold]platform-audit demo")
         console.print(f"Simulated platform: {server.base_url} (seed {seed}, {services} services)")
@@ -63,10 +77,44 @@ def run_demo(console: Console, *, services: int = 40, seed: int = 7) -> None:
             f"saw all {inventory.services} services in {stats.requests} requests, "
             f"{stats.retries_total} of them retries: {dict(sorted(stats.retries.items()))}."
         )
+        store_url = _snapshot_days(console, sim, server.base_url, days=days, out=out)
     console.print(
-        f"Done in {time.perf_counter() - started:.1f} s. Next: `platform-audit sim serve "
-        "--keys-out keys.json` to keep a platform running, then `platform-audit check`."
+        f"Done in {time.perf_counter() - started:.1f} s. Next: explore the snapshots with "
+        f"{_SAMPLE_QUERY} --store {store_url}, `platform-audit store verify --store "
+        f"{store_url}`; keep a platform running with `platform-audit sim serve --keys-out "
+        "keys.json`."
     )
+
+
+def _snapshot_days(console: Console, sim: Simulator, base_url: str, *, days: int, out: Path) -> str:
+    """One snapshot a simulated day into a fresh demo store, then what the store holds."""
+    store_dir = out / "store"
+    if store_dir.exists():
+        shutil.rmtree(store_dir)  # the demo's own folder: every run starts from nothing
+    os.environ[_DEMO_KEY_VAR] = sim.keys["editor"]  # this process only; never written
+    settings = Settings(
+        base_url=base_url,
+        credentials={"demo": Credential(name="demo", token_env=_DEMO_KEY_VAR)},
+        credential="demo",
+        rate_per_minute=None,  # a local simulator: no need to pace requests
+        store_url=str(store_dir),
+        hmac_key_file=out / "hmac.key",
+    )
+    for day in range(days):
+        run = take_snapshot(settings, as_of=sim.now)
+        console.print(
+            f"Day {day + 1}: snapshot {run.info.snapshot_id} ({run.info.status}) of "
+            f"{run.info.row_counts.get('services', 0)} services, "
+            f"{sum(run.info.row_counts.values()):,} rows, {run.result.calls} calls "
+            f"in {run.result.duration_s:.1f} s"
+        )
+        sim.advance(hours=24)
+    store = Store.open(store_dir)
+    report = store.verify()
+    console.print(
+        f"Store {store_dir}: {len(store.snapshots())} snapshots; verify: {report.summary()}"
+    )
+    return str(store_dir)
 
 
 def _config(base_url: str, token: str) -> ClientConfig:

@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import threading
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from toolkit.sim.server import SimulatorServer
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from types import FrameType
 
-__all__ = ["KEYS_FILE_NAMES", "serve", "write_keys_file"]
+__all__ = ["KEYS_FILE_NAMES", "serve", "today_utc", "write_keys_file"]
 
 KEYS_FILE_NAMES = ("admin", "editor", "viewer", "limited", "revoked", "expired")
 
@@ -37,9 +38,14 @@ def serve(
     faults: str,
     keys_out: Path | None,
     prefix: str,
+    start: datetime | None = None,
 ) -> None:
-    """Build the world, serve it and block until SIGINT or SIGTERM; then shut down cleanly."""
-    sim = Simulator(seed=seed, services=services, faults=faults)
+    """Build the world, serve it and block until SIGINT or SIGTERM; then shut down cleanly.
+
+    ``start`` is the simulated clock's start (default: today, 00:00 UTC, so key expiry and
+    last use read naturally against the real clock).
+    """
+    sim = Simulator(seed=seed, services=services, faults=faults, start=start or today_utc())
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -57,6 +63,11 @@ def serve(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     print("simulator stopped", file=sys.stderr, flush=True)
+
+
+def today_utc() -> datetime:
+    """Midnight UTC of the current day: the default start of a served world."""
+    return datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def write_keys_file(path: Path, base_url: str, keys: dict[str, str]) -> None:
