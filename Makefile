@@ -21,8 +21,8 @@ demo: install
 test: install lint typecheck pytest
 
 lint: install
-	$(BIN)/ruff check toolkit tests benchmarks
-	$(BIN)/ruff format --check toolkit tests benchmarks
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 typecheck: install
 	$(BIN)/mypy toolkit

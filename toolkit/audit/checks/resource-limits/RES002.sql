@@ -16,8 +16,13 @@ select
     case when coalesce(memory_limits_megabytes, -1) <= 0 then 'alarm' else 'ok' end as status,
     case
         when coalesce(memory_limits_megabytes, -1) <= 0
-            then 'Service ' || name || ' has no memory limit.'
-        else 'Service ' || name || ' is limited to ' || memory_limits_megabytes || ' MB.'
+            then format(
+                'Service {} has no memory limit (memory_limits_megabytes is {}).',
+                coalesce(name, id), coalesce(memory_limits_megabytes::varchar, 'not set')
+            )
+        else format(
+            'Service {} is limited to {} MB of memory.', coalesce(name, id), memory_limits_megabytes
+        )
     end as reason,
     to_json(struct_pack(memory_limits_megabytes, memory_requests_megabytes)) as evidence
 from services

@@ -1,0 +1,26 @@
+-- id: BAK002
+-- title: Database keeps too few backups
+-- severity: medium
+-- area: backups
+-- risk: With few backups kept, corruption or a bad migration noticed after a few days can no longer be rolled back.
+-- remediation: Raise backup_retention_count to cover at least the time it takes to notice a problem.
+-- param: min_retention = 7 | databases keeping fewer backups than this are flagged
+with judged as (
+    select *, coalesce(backup_retention_count, -1) < $min_retention as too_few
+    from services
+    where (type = 'database' or nullif(database_type, '') is not null)
+        and (nullif(trim(backup_schedule), '') is not null or s3_backup_bucket_id is not null)
+)
+select
+    snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
+    team_id, project_id, environment_id, id as service_id,
+    case when too_few then 'alarm' else 'ok' end as status,
+    format('Database {} {}; the minimum is {}.', coalesce(name, id),
+        if(backup_retention_count > 0,
+            format('keeps {} backups', backup_retention_count),
+            format('is backed up but sets no number of backups to keep (retention {})',
+                coalesce(backup_retention_count::varchar, 'not set'))),
+        $min_retention) as reason,
+    to_json(struct_pack(backup_retention_count, backup_schedule, s3_backup_bucket_id,
+        min_retention := $min_retention)) as evidence
+from judged

@@ -1,0 +1,51 @@
+-- id: DEP001
+-- title: Crash loop began right after a configuration change
+-- severity: high
+-- area: deployments
+-- risk: A configuration change (image, command, resources, health check...) broke the service, and it stays broken until someone connects the two.
+-- remediation: Compare the changed settings with the last working configuration and revert or fix them.
+with config as (
+    select snapshot_id, id, to_json(struct_pack(*COLUMNS(lambda c: c not in ('snapshot_id',
+        'snapshot_at', 'id', 'team_id', 'project_id', 'environment_id', 'name', 'description',
+        'created_at', 'updated_at', 'runtime_name', 'permissions', 'extra')
+        and c not like '%deployment%'))) as cfg
+    from services
+),
+state as (
+    select
+        s.*, n.seq, n.snapshot_at as taken_at, c.cfg,
+        coalesce(lag(c.cfg, 2) over w, lag(c.cfg) over w) as base,
+        coalesce(h.health = 'crashing' or s.current_deployment_status = 'crashing', false)
+            as crashing,
+        lag(crashing) over w as was_crashing
+    from services as s
+    join snapshots as n using (snapshot_id)
+    join config as c on c.snapshot_id = s.snapshot_id and c.id = s.id
+    left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
+    window w as (partition by s.id order by n.seq)
+),
+streaks as (
+    select
+        *,
+        max(if(crashing and not coalesce(was_crashing, true), seq, null))
+            over (partition by id order by seq) as start_seq,
+        list_filter(json_keys(cfg), lambda k: json_extract(cfg, '$."' || k || '"')
+            is distinct from json_extract(base, '$."' || k || '"')) as changed
+    from state
+)
+select
+    s.snapshot_id, 'service' as resource_type, s.id as resource_id, s.name as resource_name,
+    s.team_id, s.project_id, s.environment_id, s.id as service_id,
+    case when s.crashing and len(b.changed) > 0 then 'alarm' else 'ok' end as status,
+    format('Service {} {}.', coalesce(s.name, s.id), case
+        when not s.crashing then 'is not crashing'
+        when b.seq is null then 'has been crashing since it was first seen, so no change is blamed'
+        else 'has been crashing since ' || strftime(b.taken_at, '%Y-%m-%d %H:%M UTC') || if(
+            len(b.changed) > 0,
+            ', right after its configuration changed (' || array_to_string(b.changed, ', ') || ')',
+            ', with no configuration change in that snapshot or the one before')
+    end) as reason,
+    to_json(struct_pack(crash_started := b.taken_at, changed := b.changed,
+        hash_before := md5(b.base), hash_after := md5(b.cfg))) as evidence
+from streaks as s
+left join streaks as b on b.id = s.id and b.seq = s.start_seq and s.crashing

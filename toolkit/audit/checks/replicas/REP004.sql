@@ -1,0 +1,27 @@
+-- id: REP004
+-- title: Production service runs a single replica
+-- severity: medium
+-- area: replicas
+-- risk: With one replica every deployment, restart or node failure takes the production service down.
+-- remediation: Run at least two replicas of every production service (databases aside).
+-- param: env_pattern = \bprod(uction)?\b | a regular expression on the lower-cased environment name that marks production
+with judged as (
+    select s.*, e.name as environment_name, coalesce(s.replicas, h.expected_replicas) as wanted
+    from services as s
+    join environments as e on e.snapshot_id = s.snapshot_id and e.id = s.environment_id
+    left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
+    where regexp_matches(lower(e.name), $env_pattern)
+        and coalesce(s.type, '') <> 'database' and nullif(s.database_type, '') is null
+)
+select
+    snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
+    team_id, project_id, environment_id, id as service_id,
+    case when wanted = 1 then 'alarm' else 'ok' end as status,
+    format('Service {} in production environment {} {}.', coalesce(name, id), environment_name,
+        case when wanted is null then 'does not report its replica count'
+            when wanted = 0 then 'is scaled to zero'
+            when wanted = 1 then 'runs a single replica'
+            else 'runs ' || wanted || ' replicas' end
+    ) as reason,
+    to_json(struct_pack(replicas, wanted, environment_name)) as evidence
+from judged

@@ -1,0 +1,41 @@
+-- id: RES005
+-- title: Service limits far above its requests
+-- severity: low
+-- area: resource-limits
+-- risk: The scheduler packs nodes by requests, so services that burst far beyond them overcommit the node and get throttled or OOM-killed together.
+-- remediation: Raise the requests towards real usage or lower the limits, so limits stay within a few times the requests.
+-- param: max_ratio = 8 | a limit more than this many times its request is flagged
+with judged as (
+    select
+        *,
+        case when cpu_requests_millicores > 0 and cpu_limits_millicores > 0
+            then cpu_limits_millicores / cpu_requests_millicores end as cpu_ratio,
+        case when memory_requests_megabytes > 0 and memory_limits_megabytes > 0
+            then memory_limits_megabytes / memory_requests_megabytes end as memory_ratio
+    from services
+)
+select
+    snapshot_id,
+    'service' as resource_type,
+    id as resource_id,
+    name as resource_name,
+    team_id,
+    project_id,
+    environment_id,
+    id as service_id,
+    case when coalesce(greatest(cpu_ratio, memory_ratio) > $max_ratio, false)
+        then 'alarm' else 'ok' end as status,
+    format(
+        'Service {} has limits {} {} times its requests (CPU {}, memory {}).',
+        coalesce(name, id),
+        case when coalesce(greatest(cpu_ratio, memory_ratio) > $max_ratio, false)
+            then 'more than' else 'at most' end,
+        $max_ratio,
+        coalesce(round(cpu_ratio, 2) || 'x', 'not comparable'),
+        coalesce(round(memory_ratio, 2) || 'x', 'not comparable')
+    ) as reason,
+    to_json(struct_pack(
+        cpu_limits_millicores, cpu_requests_millicores, memory_limits_megabytes,
+        memory_requests_megabytes, max_ratio := $max_ratio
+    )) as evidence
+from judged

@@ -1,0 +1,51 @@
+-- id: RES006
+-- title: Memory limit not raised after OOM kills
+-- severity: high
+-- area: resource-limits
+-- risk: The service was killed for running out of memory and still has the same limit, so it will be killed again under the same load.
+-- remediation: Raise memory_limits_megabytes above the service's peak usage, or find and fix the leak.
+-- param: window_days = 7 | OOM kills seen within this many days before a snapshot count
+with oom as (
+    select
+        e.snapshot_id,
+        e.service_id,
+        least(max(coalesce(e.last_seen, e.timestamp, e.first_seen)), any_value(s.snapshot_at))
+            as oom_at,
+        max(coalesce(e.count, 1)) as kills
+    from replica_events as e join snapshots as s using (snapshot_id)
+    where e.type = 'oom_killed'
+        and coalesce(e.last_seen, e.timestamp, e.first_seen)
+            >= s.snapshot_at - $window_days * interval 1 day
+    group by e.snapshot_id, e.service_id
+),
+judged as (
+    select
+        v.*, o.oom_at, o.kills, o.kills || if(o.kills = 1, ' time', ' times') as times,
+        strftime(o.oom_at, '%Y-%m-%d %H:%M UTC') as last_at,
+        coalesce(b.memory_limits_megabytes, v.memory_limits_megabytes) as limit_at_oom,
+        coalesce(o.kills > 0 and v.memory_limits_megabytes > 0
+            and v.memory_limits_megabytes <= limit_at_oom, false) as not_raised
+    from services as v
+    left join oom as o on o.snapshot_id = v.snapshot_id and o.service_id = v.id
+    asof left join services as b on b.id = v.id and o.oom_at >= b.snapshot_at
+)
+select
+    snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
+    team_id, project_id, environment_id, id as service_id,
+    case when not_raised then 'alarm' else 'ok' end as status,
+    case
+        when oom_at is null then format(
+            'Service {} was not OOM-killed in the last {} days.', coalesce(name, id), $window_days)
+        when coalesce(memory_limits_megabytes, -1) <= 0 then format(
+            'Service {} was OOM-killed {} but has no memory limit to raise (see RES002).',
+            coalesce(name, id), times)
+        when not_raised then format('Service {} was OOM-killed {} (last at {}) and its memory '
+            || 'limit of {} MB is no higher than the {} MB it had then.',
+            coalesce(name, id), times, last_at, memory_limits_megabytes, limit_at_oom)
+        else format('Service {} was OOM-killed {} (last at {}); its memory limit has risen '
+            || 'from {} MB to {} MB.',
+            coalesce(name, id), times, last_at, limit_at_oom, memory_limits_megabytes)
+    end as reason,
+    to_json(struct_pack(kills, oom_at, limit_at_oom, memory_limits_megabytes,
+        window_days := $window_days)) as evidence
+from judged

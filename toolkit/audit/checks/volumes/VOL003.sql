@@ -1,0 +1,32 @@
+-- id: VOL003
+-- title: Volume resize is pending
+-- severity: low
+-- area: volumes
+-- risk: A resize that does not complete leaves the volume at its old size, usually while it is filling up.
+-- remediation: Check why the resize waits (a restart of the service is often needed) and complete or cancel it.
+with history as (
+    select
+        v.*, n.snapshot_at as taken_at,
+        sum(if(coalesce(v.is_pending_resize, false), 0, 1))
+            over (partition by v.id order by n.seq) as streak
+    from volumes as v join snapshots as n using (snapshot_id)
+),
+judged as (
+    select *, min(if(is_pending_resize, taken_at, null)) over (partition by id, streak) as since
+    from history
+)
+select
+    snapshot_id, 'volume' as resource_type, id as resource_id, name as resource_name,
+    team_id, project_id, environment_id, mounted_on_service_id as service_id,
+    case when is_pending_resize then 'alarm' else 'ok' end as status,
+    case
+        when is_pending_resize then format(
+            'Volume {} has had a resize from {} GB to {} GB pending since {} ({} h, status {}).',
+            coalesce(name, id), coalesce(capacity_gb::varchar, 'unknown'),
+            coalesce(requested_gb::varchar, 'unknown'), strftime(since, '%Y-%m-%d %H:%M UTC'),
+            round(epoch(taken_at - since) / 3600, 1), coalesce(status, 'not reported'))
+        else format('Volume {} has no pending resize ({} GB).', coalesce(name, id),
+            coalesce(capacity_gb::varchar, 'unknown'))
+    end as reason,
+    to_json(struct_pack(is_pending_resize, since, capacity_gb, requested_gb, status)) as evidence
+from judged
