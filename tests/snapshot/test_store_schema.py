@@ -38,6 +38,7 @@ def test_the_tables_the_design_names_are_declared() -> None:
         "service_hosts", "service_volumes", "deployments", "replica_events", "replica_health",
         "replicas", "volumes", "variables", "variable_references", "webhooks", "webhook_events",
         "s3_buckets", "templates", "service_groups", "credentials", "credential_resources",
+        "credential_probes",
         "collection_errors",
     }  # fmt: skip
     assert set(TABLES) == expected

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import importlib.util
 import itertools
 import logging
+import sys
 import time
 from collections import defaultdict
 from datetime import UTC, datetime
@@ -32,6 +34,7 @@ from toolkit.collect.crawl_result import CrawlOutput, CrawlResult, finish_rows
 from toolkit.collect.credentials import map_credential, map_failed_credential
 from toolkit.collect.plan import CrawlOptions, Job, Planner
 from toolkit.collect.progress import CrawlProgress
+from toolkit.collect.scope_probe import probe_scopes
 from toolkit.errors import CollectionAborted
 
 if TYPE_CHECKING:
@@ -209,6 +212,20 @@ async def _audit_credential(
     return map_credential(name, payload, token=token, fingerprints=fingerprints)
 
 
+def _remember_sniffio_is_absent() -> None:
+    """Make httpcore's per-request ``import sniffio`` cheap when sniffio is not installed.
+
+    httpcore 1.0 imports the optional ``sniffio`` each time it creates a lock or an event
+    (about eight times per request); anyio 4.11 stopped installing it, and Python does not
+    cache a failed import, so each one searched ``sys.path`` again: a fifth of a crawl's
+    CPU (encode/httpcore#1103). ``None`` in ``sys.modules`` is Python's own record of a
+    missing module: the import fails at once, exactly as before. Installing ``sniffio``
+    makes this a no-op.
+    """
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules["sniffio"] = None  # type: ignore[assignment]
+
+
 async def crawl_async(
     client: AsyncPlatformClient,
     *,
@@ -226,6 +243,7 @@ async def crawl_async(
     >>> async with AsyncPlatformClient(config) as client:               # doctest: +SKIP
     ...     rows, result = await crawl_async(client, fingerprints=fingerprints)
     """
+    _remember_sniffio_is_absent()
     planner = Planner(fingerprints=fingerprints, options=options)
     started, clock = datetime.now(UTC), time.monotonic()
     before = client.stats()
@@ -238,7 +256,10 @@ async def crawl_async(
             await crawler.run([me, *planner.roots()])
         finally:
             audited_rows = await gathered
-    for rows in audited_rows:
+    probed: Rows = {}
+    if planner.options.verify_scope and audited:
+        probed = await probe_scopes(crawler.rows, audited_rows, audited)
+    for rows in (*audited_rows, probed):
         for table, found in rows.items():
             crawler.rows[table].extend(found)
     after = client.stats()

@@ -50,12 +50,15 @@ class CrawlOptions:
 
     `deployment_depth` is how many deployments of each service's history to read (0: only
     the three records the service list carries). `replica_level` and `volume_level` pick
-    the level of `/replicas/list` and `/volumes/list`.
+    the level of `/replicas/list` and `/volumes/list`. `verify_scope` makes each audited
+    key list the services of a few environments inside and outside its claimed reach
+    (`toolkit.collect.scope_probe`, the `credential_probes` table).
     """
 
     deployment_depth: int = 20
     replica_level: Level = "environment"
     volume_level: Literal["team", "project", "environment"] = "environment"
+    verify_scope: bool = False
 
     def __post_init__(self) -> None:
         if self.deployment_depth < 0:

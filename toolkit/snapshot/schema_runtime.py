@@ -24,6 +24,7 @@ from toolkit.snapshot.schema import (
 __all__ = [
     "COLLECTION_ERRORS",
     "CREDENTIALS",
+    "CREDENTIAL_PROBES",
     "CREDENTIAL_RESOURCES",
     "DEPLOYMENTS",
     "REPLICAS",
@@ -187,6 +188,25 @@ CREDENTIAL_RESOURCES = declare(
         col("key_id", STR),
         required("resource_type", STR, "team, project, environment or service"),
         required("resource_id", STR),
+    ],
+    keys=("credential_name", "resource_type", "resource_id"),
+)
+
+CREDENTIAL_PROBES = declare(
+    "credential_probes",
+    "Verified scope (CrawlOptions(verify_scope=True)): what an audited key was expected to "
+    "see and what it saw, per probed environment and service.",
+    [
+        required("credential_name", STR),
+        required("resource_type", STR, "environment or service"),
+        required("resource_id", STR),
+        *SERVICE_SCOPE,
+        col("endpoint", STR, "the call that probed, e.g. services.list"),
+        col("expected_visible", BOOL, "inside the claimed scope; null when it cannot be told"),
+        col("observed_visible", BOOL, "the key saw it; null when the probe failed"),
+        col("status", STR, "match, mismatch, unknown or error"),
+        col("http_status", INT, "status of a failed probe"),
+        col("error_type", STR, "error type of a failed probe"),
     ],
     keys=("credential_name", "resource_type", "resource_id"),
 )

@@ -44,6 +44,7 @@ from toolkit.snapshot.schema_platform import (
 )
 from toolkit.snapshot.schema_runtime import (
     COLLECTION_ERRORS,
+    CREDENTIAL_PROBES,
     CREDENTIAL_RESOURCES,
     CREDENTIALS,
     DEPLOYMENTS,
@@ -105,6 +106,7 @@ TABLES: dict[str, Table] = dict(
             SERVICE_GROUPS,
             CREDENTIALS,
             CREDENTIAL_RESOURCES,
+            CREDENTIAL_PROBES,
             COLLECTION_ERRORS,
         ]
     )

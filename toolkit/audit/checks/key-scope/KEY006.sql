@@ -1,0 +1,27 @@
+-- id: KEY006
+-- title: API key unused for a long time
+-- severity: low
+-- area: key-scope
+-- risk: A key nobody uses is a standing credential with no owner watching it; its leak would go unnoticed.
+-- remediation: Revoke the key, or record who needs it and why.
+-- param: max_idle_days = 90 | a key unused for more than this many days (or never used and older than that) is flagged
+with judged as (
+    select *,
+        coalesce(last_used_at, created_at) < snapshot_at - to_days($max_idle_days) as idle
+    from credentials
+    where is_api_key and (last_used_at is not null or created_at is not null)
+)
+select
+    snapshot_id, 'credential' as resource_type, name as resource_id, name as resource_name,
+    null::varchar as team_id, null::varchar as project_id, null::varchar as environment_id,
+    null::varchar as service_id,
+    case when idle then 'alarm' else 'ok' end as status,
+    case
+        when last_used_at is null
+            then 'Key ' || name || ' was never used; it was created ' || date_diff('day', created_at, snapshot_at)
+                || ' days before the snapshot (limit ' || $max_idle_days || ').'
+        else 'Key ' || name || ' was last used ' || date_diff('day', last_used_at, snapshot_at)
+            || ' days before the snapshot (limit ' || $max_idle_days || ').'
+    end as reason,
+    to_json(struct_pack(key_id, role, created_at, last_used_at)) as evidence
+from judged

@@ -1,0 +1,33 @@
+-- id: KEY008
+-- title: Cannot tell the credential's role or scope
+-- severity: medium
+-- area: key-scope
+-- risk: A credential whose role or scope could not be read is not audited by the other key-scope checks; it may reach anything.
+-- remediation: Read the problems listed, check the credential in the platform's API key settings, and fix or remove it from the configuration.
+with counted as (
+    select c.*, (select count(*) from credential_resources cr
+                 where cr.snapshot_id = c.snapshot_id and cr.credential_name = c.name) as listed
+    from credentials c
+),
+judged as (
+    select *,
+        coalesce(role in ('viewer', 'editor', 'admin'), false)
+            and coalesce(access = 'all' or (access = 'limited' and listed > 0), false) as known
+    from counted
+)
+select
+    snapshot_id, 'credential' as resource_type, name as resource_id, name as resource_name,
+    null::varchar as team_id, null::varchar as project_id, null::varchar as environment_id,
+    null::varchar as service_id,
+    case when known then 'ok' else 'alarm' end as status,
+    case
+        when known then 'Key ' || name || ' has the ' || role || ' role and ' || access || ' access'
+            || case when access = 'limited' then ' to ' || listed || ' listed resource(s).' else '.' end
+        when is_api_key = false then 'Cannot tell the scope of credential ' || name
+            || ': it is an access token, not an API key, so /users/me gives it no role or scope.'
+        else 'Cannot tell the scope of credential ' || name || ': role ' || coalesce(role, 'unknown')
+            || ', access ' || coalesce(access, 'unknown') || ', ' || listed || ' listed resource(s)'
+            || coalesce('; ' || nullif(array_to_string(problems, '; '), ''), '') || '.'
+    end as reason,
+    to_json(struct_pack(is_api_key, role, access, listed, problems)) as evidence
+from judged

@@ -1,0 +1,31 @@
+-- id: KEY009
+-- title: Key's effective scope differs from its claimed scope
+-- severity: high
+-- area: key-scope
+-- risk: A key that sees resources outside the scope /users/me claims (or misses ones inside it) makes every other key-scope finding wrong: the real exposure is unknown.
+-- remediation: Recreate the key with the intended scope and report the difference to the platform; until then treat the key as reaching what it was seen to reach.
+-- Rows exist only for snapshots collected with CrawlOptions(verify_scope=True).
+select
+    snapshot_id, 'credential' as resource_type, credential_name as resource_id,
+    credential_name as resource_name,
+    null::varchar as team_id, null::varchar as project_id, null::varchar as environment_id,
+    null::varchar as service_id,
+    case when count(*) filter (where status = 'mismatch') > 0 then 'alarm' else 'ok' end as status,
+    case when count(*) filter (where status = 'mismatch') > 0
+        then 'Key ' || credential_name || ' saw ' || count(*) filter (where status = 'mismatch' and observed_visible)
+            || ' resource(s) outside its claimed scope and missed '
+            || count(*) filter (where status = 'mismatch' and not observed_visible)
+            || ' inside it, of ' || count(*) || ' probed.'
+        else 'Key ' || credential_name || ' saw exactly its claimed scope on '
+            || count(*) filter (where status = 'match') || ' probed resource(s); '
+            || count(*) filter (where status in ('error', 'unknown')) || ' more could not be judged.'
+    end as reason,
+    to_json(struct_pack(
+        probed := count(*),
+        seen_outside := coalesce(list(resource_type || ':' || resource_id order by resource_id)
+            filter (where status = 'mismatch' and observed_visible), []),
+        hidden_inside := coalesce(list(resource_type || ':' || resource_id order by resource_id)
+            filter (where status = 'mismatch' and not observed_visible), []),
+        errors := count(*) filter (where status = 'error'))) as evidence
+from credential_probes
+group by 1, 2, 3, 4, 5, 6, 7, 8

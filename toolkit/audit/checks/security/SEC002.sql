@@ -1,0 +1,28 @@
+-- id: SEC002
+-- title: Container adds dangerous capabilities
+-- severity: high
+-- area: security
+-- risk: Capabilities such as SYS_ADMIN or NET_ADMIN let a compromised container escape to the node, sniff traffic or load kernel modules.
+-- remediation: Drop the capability, or replace it with a narrower one the service really needs.
+-- param: dangerous = SYS_ADMIN,NET_ADMIN,SYS_PTRACE,SYS_MODULE,DAC_READ_SEARCH,NET_RAW,ALL | comma-separated capability names (with or without CAP_) that are flagged when added
+with judged as (
+    select *,
+        list_sort(list_intersect(
+            list_transform(coalesce(capabilities_add, []),
+                lambda c: regexp_replace(upper(trim(c)), '^CAP_', '')),
+            list_transform(string_split($dangerous, ','),
+                lambda d: regexp_replace(upper(trim(d)), '^CAP_', '')))) as flagged
+    from services
+)
+select
+    snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
+    team_id, project_id, environment_id, id as service_id,
+    case when len(flagged) > 0 then 'alarm' else 'ok' end as status,
+    case when len(flagged) > 0
+        then 'Service ' || name || ' adds ' || len(flagged) || ' dangerous capability(ies): '
+            || array_to_string(flagged, ', ') || '.'
+        else 'Service ' || name || ' adds ' || len(coalesce(capabilities_add, []))
+            || ' capability(ies), none of them dangerous.'
+    end as reason,
+    to_json(struct_pack(capabilities_add, flagged, privileged)) as evidence
+from judged

@@ -1,0 +1,32 @@
+-- id: VAR003
+-- title: Plain variable holds a copy of a protected credential
+-- severity: high
+-- area: variables
+-- risk: A copied credential is not rotated with the managed one and leaks wherever the copy is readable.
+-- remediation: Replace the copy with a reference ${{service.<id>.NAME}} to the protected variable.
+-- param: min_length = 8 | values shorter than this many characters are too common to call a copy
+with plain as (
+    select * from variable_items
+    where fingerprint is not null and not coalesce(is_protected, false)
+      and not coalesce(is_reference, false) and value_length >= $min_length
+),
+copies as (
+    select p.snapshot_id, p.variable_id, list(distinct s.variable_id order by s.variable_id) as sources
+    from plain p
+    join variable_items s
+        on s.snapshot_id = p.snapshot_id and s.fingerprint = p.fingerprint and s.is_protected
+    group by all
+)
+select
+    p.snapshot_id, 'variable' as resource_type, p.variable_id as resource_id,
+    p.name as resource_name, p.team_id, p.project_id, p.environment_id, p.service_id,
+    case when c.sources is not null then 'alarm' else 'ok' end as status,
+    case when c.sources is not null
+        then 'Variable ' || p.name || ' has the same value as ' || len(c.sources)
+            || ' protected variable(s): ' || array_to_string(c.sources, ', ') || '.'
+        else 'Variable ' || p.name || ' matches no protected variable''s value.'
+    end as reason,
+    to_json(struct_pack(level := p.level, value_length := p.value_length,
+        copies_of := coalesce(c.sources, []))) as evidence
+from plain p
+left join copies c using (snapshot_id, variable_id)

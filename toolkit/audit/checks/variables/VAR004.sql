@@ -1,0 +1,27 @@
+-- id: VAR004
+-- title: Secret stored as a plain variable
+-- severity: high
+-- area: variables
+-- risk: A secret typed into a plain variable is readable by every editor key, copied by hand between environments and never rotated with its source.
+-- remediation: Keep the secret where it is managed (a protected variable of the owning service) and reference it with ${{...}}.
+-- param: secret_names = passw(or)?d,pwd,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); a variable name matching any of them looks like a secret
+select
+    snapshot_id, 'variable' as resource_type, variable_id as resource_id, name as resource_name,
+    team_id, project_id, environment_id, service_id,
+    case when coalesce(is_protected, false) or coalesce(is_reference, false)
+        then 'ok' else 'alarm' end as status,
+    case
+        when coalesce(is_protected, false)
+            then 'Variable ' || name || ' looks like a secret and is protected by its service.'
+        when coalesce(is_reference, false)
+            then 'Variable ' || name || ' looks like a secret and references ' || reference_count
+                || ' other variable(s) instead of holding a value.'
+        when is_reference is null
+            then 'Variable ' || name || ' (' || level || ' level) looks like a secret and is not protected; '
+                || 'whether it is a reference is unknown.'
+        else 'Variable ' || name || ' (' || level || ' level) looks like a secret but holds a plain '
+            || coalesce(value_length::varchar || '-character ', '') || 'value.'
+    end as reason,
+    to_json(struct_pack(level, is_protected, is_reference, value_length, values_redacted)) as evidence
+from variable_items
+where regexp_matches(name, '(?i)(' || replace($secret_names, ',', '|') || ')')

@@ -1,0 +1,26 @@
+-- The inventory of every snapshot: one row per team, project, environment and service,
+-- with its owner ids and whether it is (in) a production environment. credential_reach
+-- expands keys over it; checks use it to name resources.
+create or replace view all_resources as
+with env as (
+    select
+        snapshot_id, id, name,
+        coalesce(regexp_matches(lower(name), '(^|[^a-z])prod(uction)?([^a-z]|$)'), false)
+            as is_production
+    from environments
+)
+select snapshot_id, 'team' as resource_type, id as resource_id, name as resource_name,
+    id as team_id, null::varchar as project_id, null::varchar as environment_id,
+    null::varchar as service_id, false as is_production
+from teams
+union all
+select snapshot_id, 'project', id, name, team_id, id, null, null, false
+from projects
+union all
+select e.snapshot_id, 'environment', e.id, e.name, e.team_id, e.project_id, e.id, null,
+    env.is_production
+from environments e join env using (snapshot_id, id)
+union all
+select s.snapshot_id, 'service', s.id, s.name, s.team_id, s.project_id, s.environment_id, s.id,
+    coalesce(env.is_production, false)
+from services s left join env on env.snapshot_id = s.snapshot_id and env.id = s.environment_id
