@@ -1,0 +1,122 @@
+"""The HTML report in headless Chromium, opened from disk: it draws, stays offline, shows text.
+
+Chromium is driven over the DevTools protocol (``report_browser.py``), which reports every
+request the page makes, every console error and uncaught exception, and any dialog; name
+lookups are also mapped to nothing, so a request to another host could not succeed. The
+screenshots land in ``test-artifacts/`` and, for the README, in ``docs/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from report_browser import Browser, Page
+
+from toolkit.report import render_report_data
+from toolkit.sim.vocabulary import HTML_NAME, HTML_PROJECT_NAME
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from toolkit.report import ReportData
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+CHARTS = "[...document.querySelectorAll('div.chart[data-figure]')]"
+
+
+@pytest.fixture(scope="module")
+def page(
+    chromium: Path, report_data: ReportData, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Page]:
+    folder = tmp_path_factory.mktemp("browser")
+    report = folder / "report.html"
+    report.write_text(render_report_data(report_data, "html"), encoding="utf-8")
+    with Browser.launch(str(chromium), folder / "profile") as browser:
+        opened = browser.open(report.as_uri())
+        opened.wait_for(
+            f"{CHARTS}.length > 0 && {CHARTS}.every(d => d.querySelector('svg.main-svg'))"
+        )
+        yield opened
+
+
+def test_every_chart_is_drawn(page: Page) -> None:
+    drawn = page.evaluate(f"{CHARTS}.map(d => [d.id, d.querySelectorAll('svg.main-svg').length])")
+    names = {name for name, svgs in drawn if svgs}
+    expected = {"open-by-area", "severity-trend", "runtime-trend", "limits-trend", "reach-trend"}
+    assert {f"chart-{n}" for n in (*expected, "reach-heatmap")} <= names
+    assert page.evaluate("document.querySelectorAll('.js-plotly-plot .gtitle').length") >= 6
+
+
+def test_no_request_leaves_the_file_and_no_console_error(page: Page) -> None:
+    assert page.requests, "the protocol saw no request at all: the check would be blind"
+    outside = [u for u in page.requests if not u.startswith(("file:", "data:", "about:"))]
+    assert outside == []
+    assert page.console_errors == []
+    assert page.dialogs == []
+
+
+def test_hostile_names_are_text(page: Page) -> None:
+    text = page.evaluate("document.body.innerText")
+    assert HTML_NAME in text
+    assert HTML_PROJECT_NAME in text
+    assert page.evaluate("document.querySelectorAll('img, iframe, object, embed').length") == 0
+    with_handlers = page.evaluate(
+        "[...document.querySelectorAll('*')]"
+        ".filter(e => [...e.attributes].some(a => a.name.startsWith('on')))"
+        ".map(e => e.outerHTML.slice(0, 80))"
+    )
+    assert with_handlers == []
+    ticks = page.evaluate(
+        "[...document.querySelectorAll('#chart-reach-heatmap .xtick text')].map(t => t.textContent)"
+    )
+    assert any(t.startswith("legacy <b onmouseover=alert(1)>ops<") for t in ticks), ticks
+
+
+def test_findings_sort_and_filter(page: Page) -> None:
+    first = "document.querySelector('#findings-table tbody tr:not([hidden])').dataset.severity"
+    assert page.evaluate(first) == "critical"
+    page.evaluate("document.querySelector('#findings-table th[data-sort=number]').click()")
+    assert page.evaluate(first) != "critical"
+    page.evaluate("document.querySelector('#findings-table th[data-sort=number]').click()")
+    assert page.evaluate(first) == "critical"
+    total = page.evaluate("document.querySelectorAll('#findings-table tbody tr').length")
+    shown = _filter(page, "filter-text", "onerror=alert(1)")
+    assert 0 < shown < total
+    assert _filter(page, "filter-text", "") == total
+    waived = page.evaluate("document.querySelectorAll('tr[data-waived=yes]').length")
+    assert waived > 0
+    assert _filter(page, "filter-waived", False) == total - waived
+    assert _filter(page, "filter-waived", True) == total
+    assert page.evaluate("document.getElementById('filter-count').textContent") == (
+        f"{total} of {total} shown"
+    )
+
+
+def _filter(page: Page, control: str, value: str | bool) -> int:
+    prop, event = ("checked", "change") if isinstance(value, bool) else ("value", "input")
+    page.evaluate(
+        f"(() => {{ const c = document.getElementById({json.dumps(control)}); "
+        f"c.{prop} = {json.dumps(value)}; c.dispatchEvent(new Event('{event}')); }})()"
+    )
+    shown: int = page.evaluate(
+        "document.querySelectorAll('#findings-table tbody tr:not([hidden])').length"
+    )
+    return shown
+
+
+def test_screenshots(page: Page) -> None:
+    top = page.screenshot(ARTIFACTS / "report.png", height=1400)
+    findings = page.screenshot(ARTIFACTS / "report-findings.png", selector="#findings", height=1100)
+    scope = page.screenshot(ARTIFACTS / "report-key-scope.png", selector="#key-scope")
+    for shot in (top, findings, scope):
+        assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(top, SCREENSHOTS / "report-top.png")
+    shutil.copyfile(findings, SCREENSHOTS / "report-findings.png")
+    shutil.copyfile(scope, SCREENSHOTS / "report-key-scope.png")

@@ -1,0 +1,87 @@
+"""``platform-audit report``: where each format goes, and the exit codes and messages."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+from typer.testing import CliRunner
+
+from toolkit.cli import ExitCode, app
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from conftest import SimStore
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("PLATFORM_AUDIT_STORE", "PLATFORM_AUDIT_CONFIG", "PLATFORM_API_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)  # no ./platform-audit.toml, and the default --out lands here
+
+
+def report(*args: str) -> tuple[int, str, str]:
+    outcome = runner.invoke(app, ["report", *args])
+    return outcome.exit_code, outcome.stdout, outcome.stderr
+
+
+def test_html_to_the_default_file(sim_store: SimStore, tmp_path: Path) -> None:
+    code, out, err = report("--store", str(sim_store.path), "--waivers", str(sim_store.waivers))
+    assert code == ExitCode.OK, err
+    written = tmp_path / "audit-report.html"
+    assert written.is_file() and "wrote html report to audit-report.html" in err
+    assert written.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert out == ""
+
+
+def test_json_to_stdout_with_since_and_compare_to(sim_store: SimStore) -> None:
+    first = sim_store.snapshot_ids[0]
+    code, out, err = report(
+        "--store", str(sim_store.path), "--format", "json", "--compare-to", first,
+        "--since", "2000-01-01",
+    )  # fmt: skip
+    assert code == ExitCode.OK, err
+    document = json.loads(out)
+    assert document["compared_to"]["snapshot_id"] == first
+    assert document["report"]["since"].startswith("2000-01-01T00:00:00")
+
+
+def test_missing_store_is_a_usage_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    code, _, err = report("--store", str(missing))
+    assert code == ExitCode.CONFIG
+    assert "no snapshot store at" in err and "platform-audit snapshot" in err
+    assert not missing.exists(), "a report must not create an empty store"
+
+
+def test_unknown_snapshot_id(sim_store: SimStore) -> None:
+    code, _, err = report("--store", str(sim_store.path), "--compare-to", "ffffffff")
+    assert code == ExitCode.CONFIG
+    assert "is not a committed snapshot" in err and "store ls" in err
+
+
+def test_unknown_format(sim_store: SimStore) -> None:
+    code, _, err = report("--store", str(sim_store.path), "--format", "pdf")
+    assert code == ExitCode.CONFIG
+    assert "--format must be one of html, markdown, json, csv" in err
+
+
+def test_bad_waivers_file(sim_store: SimStore, tmp_path: Path) -> None:
+    bad = tmp_path / "waivers.toml"
+    bad.write_text('[[waivers]]\ncheck = "RES001"\n', encoding="utf-8")
+    code, _, err = report("--store", str(sim_store.path), "--waivers", str(bad))
+    assert code == ExitCode.CONFIG
+    assert "waiver #1" in err
+
+
+def test_unwritable_out(sim_store: SimStore, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    code, _, err = report("--store", str(sim_store.path), "--out", str(blocker / "r.html"))
+    assert code == ExitCode.CONFIG
+    assert "cannot write the report" in err

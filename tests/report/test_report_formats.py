@@ -1,0 +1,247 @@
+"""The report in each format from a store of simulated days: content, self-containment, escaping."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import re
+import stat
+from datetime import timedelta
+from html.parser import HTMLParser
+from typing import TYPE_CHECKING
+
+import pytest
+
+import toolkit.report
+from toolkit.audit import FINDING_COLUMNS
+from toolkit.errors import AuditError
+from toolkit.report import Trends, gather_report, render_report_data, write_report
+from toolkit.report.charts import plot_text
+from toolkit.report.html_report import script_json
+from toolkit.report.text_reports import render_markdown
+from toolkit.sim.vocabulary import HTML_NAME, HTML_PROJECT_NAME
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from conftest import SimStore
+
+    from toolkit.report import ReportData
+
+HOSTILE = (HTML_NAME, HTML_PROJECT_NAME)
+
+
+class Tags(HTMLParser):
+    """Every start tag with its attributes, and the text of each script element."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._in_script: dict[str, str | None] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        if tag == "script":
+            self._in_script = dict(attrs)
+            self.scripts.append((self._in_script, ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script is not None:
+            attrs, text = self.scripts[-1]
+            self.scripts[-1] = (attrs, text + data)
+
+
+@pytest.fixture(scope="module")
+def html(report_data: ReportData) -> str:
+    return render_report_data(report_data, "html")
+
+
+@pytest.fixture(scope="module")
+def tags(html: str) -> Tags:
+    parser = Tags()
+    parser.feed(html)
+    return parser
+
+
+def test_public_names(report_data: ReportData) -> None:
+    names = toolkit.report.__all__
+    assert names == sorted(names, key=lambda n: (not n.isupper(), n))
+    for name in names:
+        assert getattr(toolkit.report, name) is not None
+    for name in ("write_report", "render_report", "gather_report"):
+        assert getattr(toolkit.report, name).__doc__
+
+
+def test_gathered_content(report_data: ReportData, sim_store: SimStore) -> None:
+    result = report_data.result
+    assert result.target.snapshot_id == sim_store.snapshot_ids[-1]
+    assert result.compare is not None and result.compare.snapshot_id == sim_store.snapshot_ids[-2]
+    assert len(report_data.trends.runtime) == 3
+    assert set(report_data.trends.severity.severity) >= {"critical", "high", "medium", "low"}
+    assert {"admin", "viewer", "limited"} <= set(report_data.reach.credential_name)
+    assert report_data.verify.ok
+    assert [s.snapshot_id for s in report_data.snapshots] == list(sim_store.snapshot_ids)
+    statuses = dict(zip(result.waiver_report.check_id, result.waiver_report.status, strict=True))
+    assert statuses == {"SEC001": "active", "BAK001": "expired", "WEB001": "stale"}
+
+
+def test_html_is_self_contained(html: str, tags: Tags) -> None:
+    assert html.count("* plotly.js v") == 1, "plotly.js must be embedded exactly once"
+    assert "cdn.plot.ly/plotly" not in html
+    for tag, attrs in tags.tags:
+        assert tag not in ("link", "iframe", "img", "object", "embed"), tag
+        for name in ("src", "href", "action", "data", "poster"):
+            value = attrs.get(name) or ""
+            assert "://" not in value, f"<{tag} {name}={value!r}>"
+            assert not value.startswith("//"), f"<{tag} {name}={value!r}>"
+    assert all("src" not in attrs for attrs, _ in tags.scripts)
+    styles = re.findall(r"<style>(.*?)</style>", html, re.S)
+    assert len(styles) == 1
+    assert "@import" not in styles[0] and "url(" not in styles[0]
+
+
+def test_html_sections_and_charts(html: str, tags: Tags, report_data: ReportData) -> None:
+    ids = {attrs.get("id") for _, attrs in tags.tags}
+    for section in ("summary", "trends", "changes", "findings", "key-scope", "waivers", "evidence"):
+        assert section in ids
+    figures = {
+        attrs["id"]: json.loads(text)
+        for attrs, text in tags.scripts
+        if attrs.get("type") == "application/json"
+    }
+    expected = {"open-by-area", "severity-trend", "runtime-trend", "limits-trend"}
+    assert {f"figure-{n}" for n in (*expected, "reach-trend", "reach-heatmap")} <= set(figures)
+    for figure in figures.values():
+        layout = figure["layout"]
+        assert layout["title"]["text"]
+        assert layout["xaxis"]["title"]["text"] and layout["yaxis"]["title"]["text"]
+    for sid in (s.snapshot_id for s in report_data.snapshots):
+        assert sid in html
+    assert report_data.snapshots[-1].content_hash in html
+    assert "chain intact" in html
+
+
+def test_html_escapes_platform_text(html: str, tags: Tags) -> None:
+    for name in HOSTILE:
+        assert name not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "&lt;b onmouseover=alert(1)&gt;ops&lt;/b&gt;" in html
+    assert "<b>raw</b>" not in html and "&lt;b&gt;raw&lt;/b&gt;" in html
+    assert not [t for t, a in tags.tags if any(k.startswith("on") for k in a)]
+    for attrs, text in tags.scripts:
+        if attrs.get("type") == "application/json":
+            assert "<" not in text and ">" not in text and "&" not in text
+
+
+def test_plotly_labels_are_escaped(tags: Tags) -> None:
+    heatmap = next(
+        json.loads(text)
+        for attrs, text in tags.scripts
+        if attrs.get("id") == "figure-reach-heatmap"
+    )
+    labels = heatmap["data"][0]["x"]
+    assert any(label.startswith("legacy &lt;b onmouseover") for label in labels)
+    assert not any("<" in label for label in labels)
+
+
+def test_script_json_cannot_end_its_element() -> None:
+    text = json.dumps({"name": "</script><script>alert(1)</script> & \u2028\u2029 <!--"})
+    safe = str(script_json(text))
+    assert not re.search(r"[<>&\u2028\u2029]", safe)
+    assert json.loads(safe) == json.loads(text)
+
+
+def test_plot_text_shortens_before_escaping() -> None:
+    assert plot_text("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
+    assert plot_text("&" * 100, limit=10) == "&amp;" * 9 + "\u2026"
+
+
+def test_html_marks_waivers(html: str) -> None:
+    waivers = html[html.index('id="waivers"') : html.index('id="evidence"')]
+    for status in ("active", "expired", "stale"):
+        assert f'class="waiver-{status}"' in waivers
+    assert "ops-team@example.com" in waivers and "dba@example.com" in waivers
+    findings = html[html.index('id="findings"') : html.index('id="key-scope"')]
+    assert ">waived</span>" in findings and ">waiver expired</span>" in findings
+
+
+def test_markdown(report_data: ReportData) -> None:
+    text = render_report_data(report_data, "markdown")
+    assert text.startswith("# Platform audit report\n")
+    assert "## Since the previous review" in text and "open findings" in text
+    assert "## Waivers to look at" in text and "expired" in text and "stale" in text
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert not [r for r in rows if re.search(r"(?<!\\)[`<]", r)], "backticks and < are escaped"
+
+
+def test_markdown_escapes_platform_text(report_data: ReportData) -> None:
+    text = render_markdown(report_data, top=10_000)  # every open finding, the hostile ones too
+    for name in HOSTILE:
+        assert name not in text
+    assert r"""\<img src=x onerror=alert(1)\> "quoted" \& 'single'""" in text
+
+
+def test_markdown_tables_keep_their_columns(report_data: ReportData) -> None:
+    text = render_markdown(report_data, top=10_000)
+    table: list[int] = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            table.append(len(re.split(r"(?<!\\)\|", line)))
+        elif table:
+            assert len(set(table)) == 1, f"a row has more or fewer cells: {table}"
+            table = []
+
+
+def test_json(report_data: ReportData) -> None:
+    document = json.loads(render_report_data(report_data, "json"))
+    assert document["snapshot"]["snapshot_id"] == report_data.result.target.snapshot_id
+    assert len(document["findings"]) == len(report_data.result.findings)
+    assert document["evidence"]["verify"]["ok"] is True
+    assert len(document["evidence"]["snapshots"]) == 3
+    assert len(document["trends"]["runtime"]) == 3
+    assert document["key_reach"] and document["changes"]["counts"]["new"] >= 0
+    names = {f["resource_name"] for f in document["findings"]}
+    assert HTML_NAME in names  # JSON keeps the text as it is; the encoder makes it safe
+
+
+def test_csv(report_data: ReportData) -> None:
+    rows = list(csv.reader(io.StringIO(render_report_data(report_data, "csv"))))
+    assert tuple(rows[0]) == FINDING_COLUMNS
+    assert len(rows) - 1 == len(report_data.result.findings)
+
+
+def test_since_limits_trends_and_appendix(sim_store: SimStore, report_data: ReportData) -> None:
+    since = report_data.snapshots[1].snapshot_at - timedelta(minutes=1)
+    data = gather_report(sim_store.store, since=since.replace(tzinfo=None))
+    t = data.trends
+    assert len(data.trends.runtime) == 2
+    assert [s.snapshot_id for s in data.snapshots] == list(sim_store.snapshot_ids[1:])
+    empty = Trends(*(frame.iloc[0:0] for frame in (t.severity, t.runtime, t.reach)))
+    assert "nothing to draw" in render_report_data(dataclasses.replace(data, trends=empty), "html")
+
+
+def test_compare_to_and_write_report(sim_store: SimStore, tmp_path: Path) -> None:
+    first = sim_store.snapshot_ids[0]
+    out = write_report(
+        sim_store.store, tmp_path / "deep" / "r.md", format="markdown", compare_to=first[:20]
+    )
+    assert out == tmp_path / "deep" / "r.md"
+    assert first in out.read_text(encoding="utf-8")
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+    assert [p.name for p in out.parent.iterdir()] == ["r.md"]  # no temporary file left
+
+
+def test_errors(sim_store: SimStore, report_data: ReportData, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="format must be one of"):
+        render_report_data(report_data, "pdf")
+    with pytest.raises(ValueError, match="format must be one of"):
+        write_report(sim_store.store, tmp_path / "x.pdf", format="pdf")
+    with pytest.raises(AuditError, match="is not a committed snapshot"):
+        gather_report(sim_store.store, compare_to="ffffffff")

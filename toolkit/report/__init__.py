@@ -1,0 +1,32 @@
+"""Audit reports for reviews: one self-contained HTML page, Markdown, JSON and CSV.
+
+>>> from toolkit.report import write_report
+>>> from toolkit.snapshot import Store
+>>> write_report(Store.open("data/store"), Path("audit.html"))            # doctest: +SKIP
+>>> print(render_report(store, format="markdown"))                        # doctest: +SKIP
+>>> data = gather_report(store); data.trends.runtime, data.reach           # doctest: +SKIP
+
+The command line is ``platform-audit report`` (``toolkit.cli_report``).
+"""
+
+from __future__ import annotations
+
+from toolkit.report.report_data import ReportData, gather_report
+from toolkit.report.report_writer import (
+    REPORT_FORMATS,
+    render_report,
+    render_report_data,
+    write_report,
+)
+from toolkit.report.trends import ACCESS_LEVELS, Trends
+
+__all__ = [
+    "ACCESS_LEVELS",
+    "REPORT_FORMATS",
+    "ReportData",
+    "Trends",
+    "gather_report",
+    "render_report",
+    "render_report_data",
+    "write_report",
+]

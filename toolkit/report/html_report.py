@@ -1,0 +1,162 @@
+"""The HTML report: one self-contained file, plotly.js inlined once, no request to any host.
+
+The page is a jinja2 template with autoescaping on, so every value from the platform is
+text. The only markup that is not escaped is the toolkit's own: the stylesheet and script
+files beside the template, plotly.js (``plotly.offline.get_plotlyjs()``, in one script
+tag) and each figure's JSON in a ``<script type="application/json">`` block, made safe by
+:func:`script_json` (``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\uXXXX`` escapes). Figure
+labels that carry platform names are escaped before plotly sees them (see ``charts.py``).
+Example::
+
+    html = render_html(gather_report(store))
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+from markupsafe import Markup
+
+from toolkit.audit import AREAS, SEVERITIES
+from toolkit.report.charts import report_figures
+from toolkit.report.report_view import (
+    area_counts,
+    changed_findings,
+    finding_rows,
+    service_changes,
+    snapshot_rows,
+    summary_counts,
+)
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from toolkit.report.report_data import ReportData
+
+__all__ = ["TEMPLATES", "render_html", "script_json"]
+
+TEMPLATES = Path(__file__).with_name("templates")
+_SCRIPT_END = re.compile(r"</(script)", re.IGNORECASE)
+_JSON_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_JSON_UNSAFE = re.compile("[<>&\u2028\u2029]")
+
+
+def script_json(text: str) -> Markup:
+    """JSON text safe inside a ``<script>`` element: it cannot end it or open a comment.
+
+    The characters replaced can only occur inside JSON strings, where the ``\\uXXXX``
+    escape means the same character, so ``JSON.parse`` returns the same value.
+    """
+    return Markup(_JSON_UNSAFE.sub(lambda m: _JSON_ESCAPES[m.group(0)], text))  # noqa: S704 - escaped above
+
+
+def render_html(data: ReportData) -> str:
+    """The report as one HTML document (about 5 MB, most of it plotly.js)."""
+    figures = report_figures(data)
+    result = data.result
+    open_frame = data.unwaived_open
+    context: dict[str, Any] = {
+        "version": data.toolkit_version,
+        "generated_at": data.generated_at,
+        "store_url": data.store_url,
+        "since": data.since,
+        "target": result.target,
+        "compare": result.compare,
+        "checks": len(result.checks),
+        "history_count": len(data.snapshots),
+        "severities": SEVERITIES,
+        "areas": sorted(set(AREAS) | set(data.open_findings.area)),
+        "open_total": len(open_frame),
+        "open_by_severity": [(s, int((open_frame.severity == s).sum())) for s in SEVERITIES],
+        "counts": summary_counts(data),
+        "area_rows": area_counts(open_frame),
+        "has_trends": not data.trends.empty,
+        "changed_findings": changed_findings(data),
+        "service_changes": service_changes(data),
+        "findings": finding_rows(data.open_findings),
+        "has_reach": "reach-heatmap" in figures,
+        "waivers": _records(result.waiver_report),
+        "verify_ok": data.verify.ok,
+        "verify_summary": data.verify.summary(),
+        "verify_breaks": [str(b) for b in data.verify.breaks[:20]],
+        "snapshots": snapshot_rows(data.snapshots),
+        "chart": _chart_renderer(figures),
+        "css": Markup(_asset("report.css")),  # noqa: S704 - the toolkit's own file
+        "js": Markup(_safe_script(_asset("report.js"))),  # noqa: S704 - the toolkit's own file
+        "plotly_js": Markup(_safe_script(_plotly_js())),  # noqa: S704 - plotly's own bundle
+    }
+    return _environment().get_template("report.html.j2").render(context)
+
+
+def _chart_renderer(figures: dict[str, go.Figure]) -> Any:
+    def chart(name: str) -> Markup:
+        figure = figures.get(name)
+        if figure is None:
+            return Markup("")
+        title = figure.layout.title.text or name
+        return Markup(
+            '<div class="chart" id="chart-{0}" data-figure="figure-{0}" role="img" '
+            'aria-label="{1}"></div>'
+            '<script type="application/json" id="figure-{0}">{2}</script>'
+        ).format(name, title, script_json(figure.to_json()))
+
+    return chart
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=False,
+        keep_trailing_newline=True,
+    )
+    env.filters["when"] = _when
+    return env
+
+
+def _when(value: object) -> str:
+    """A time as ``2026-01-04 00:00 UTC`` (the store keeps UTC)."""
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M UTC")
+    if isinstance(value, date):
+        return value.isoformat()
+    return "" if value is None else str(value)
+
+
+@cache
+def _asset(name: str) -> str:
+    return (TEMPLATES / name).read_text(encoding="utf-8")
+
+
+@cache
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+
+    return str(get_plotlyjs())
+
+
+def _safe_script(source: str) -> str:
+    """Script text that cannot close its element early (``</script`` -> ``<\\/script``).
+
+    Inside a JavaScript string, regular expression or comment ``<\\/`` means ``</``.
+    """
+    return _SCRIPT_END.sub(r"<\\/\1", source)
+
+
+def _records(frame: Any) -> list[dict[str, Any]]:
+    from toolkit.audit.formats import frame_records
+
+    return frame_records(frame)

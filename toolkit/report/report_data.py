@@ -1,0 +1,123 @@
+"""Everything a report shows, gathered once from a store: the audit, changes, trends, reach.
+
+The audit is :func:`toolkit.audit.run_audit` over the whole history; the service changes
+are :func:`toolkit.audit.diff_snapshots` between the compared and the judged snapshot;
+the trends and the key reach are SQL over the store's views (:mod:`toolkit.report.trends`).
+Every builder (HTML, Markdown, JSON, CSV) reads this one record. Example::
+
+    data = gather_report(Store.open("data/store"), compare_to="0193e1")
+    data.result.findings, data.trends.runtime, data.reach, data.verify.summary()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from toolkit import __version__
+from toolkit.audit import Catalogue, diff_snapshots, load_waivers, run_audit
+from toolkit.audit.findings import ALARMING
+from toolkit.report.trends import Trends, key_reach, load_trends
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from toolkit.audit import AuditResult, SnapshotDiff
+    from toolkit.config import Settings
+    from toolkit.snapshot import SnapshotInfo, Store, VerifyReport
+
+__all__ = ["ReportData", "gather_report"]
+
+
+@dataclass(frozen=True, eq=False)
+class ReportData:
+    """One report's content; ``changes`` is None when nothing older was complete."""
+
+    store_url: str
+    generated_at: datetime
+    toolkit_version: str
+    since: datetime | None
+    result: AuditResult
+    changes: SnapshotDiff | None
+    trends: Trends
+    reach: pd.DataFrame
+    """Judged snapshot: credential, role, access, project_id, project_name, level, resources."""
+    snapshots: tuple[SnapshotInfo, ...]
+    """The snapshots the trends cover (all, or those since ``since``), oldest first."""
+    verify: VerifyReport
+
+    @property
+    def open_findings(self) -> pd.DataFrame:
+        """Findings in alarm in the judged snapshot (new, regressed, open), waived included."""
+        findings = self.result.findings
+        return findings[findings.state.isin(ALARMING)].reset_index(drop=True)
+
+    @property
+    def unwaived_open(self) -> pd.DataFrame:
+        """Open findings that no active waiver hides: what the review has to act on."""
+        frame = self.open_findings
+        return frame[~frame.waived].reset_index(drop=True)
+
+    def state_count(self, state: str) -> int:
+        """Unwaived findings in ``state`` (new, regressed, open or resolved)."""
+        findings = self.result.findings
+        return int(((findings.state == state) & ~findings.waived).sum())
+
+
+def gather_report(
+    store: Store,
+    *,
+    since: datetime | None = None,
+    compare_to: str | None = None,
+    waivers: Path | None = None,
+    settings: Settings | None = None,
+) -> ReportData:
+    """Audit the newest complete snapshot of ``store`` and gather what the report shows.
+
+    ``compare_to`` (an id or unique prefix) defaults to the complete snapshot before the
+    judged one; ``since`` limits the trends and the evidence appendix to snapshots taken at
+    or after it (naive times are UTC); ``waivers`` defaults to the configured file.
+    Raises :class:`~toolkit.errors.AuditError` for a store without a complete snapshot or
+    an unknown snapshot id.
+    """
+    since = _utc(since)
+    # A bad waivers file is reported before the checks run, not after.
+    chosen = load_waivers(waivers) if waivers is not None else None
+    con = store.duckdb()
+    result = run_audit(con, settings=settings, compare_to=compare_to, waivers=chosen)
+    changes = None
+    if result.compare is not None:
+        # The findings changes are the audit's own; an empty catalogue keeps this to the
+        # service inventory.
+        changes = diff_snapshots(
+            con,
+            before=result.compare.snapshot_id,
+            after=result.target.snapshot_id,
+            checks=Catalogue((), {}),
+        )
+    snapshots = tuple(
+        s
+        for s in store.snapshots()
+        if s.status in ("complete", "partial") and (since is None or s.snapshot_at >= since)
+    )
+    return ReportData(
+        store_url=store.url,
+        generated_at=datetime.now(UTC).replace(microsecond=0),
+        toolkit_version=__version__,
+        since=since,
+        result=result,
+        changes=changes,
+        trends=load_trends(con, result, since),
+        reach=key_reach(con, result.target.snapshot_id),
+        snapshots=snapshots,
+        verify=store.verify(),
+    )
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

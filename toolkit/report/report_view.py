@@ -1,0 +1,163 @@
+"""The report's rows as plain values, shared by the HTML, Markdown and JSON builders.
+
+Nothing here escapes: each builder escapes for its own format (jinja2 for HTML,
+``escape_markdown`` for Markdown, the JSON encoder for JSON).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from toolkit.audit import AREAS, SEVERITIES
+from toolkit.audit.formats import frame_records
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import pandas as pd
+
+    from toolkit.report.report_data import ReportData
+    from toolkit.snapshot import SnapshotInfo
+
+__all__ = [
+    "area_counts",
+    "changed_findings",
+    "evidence_text",
+    "finding_rows",
+    "resource_label",
+    "service_changes",
+    "snapshot_rows",
+    "summary_counts",
+]
+
+_CHANGE_ORDER = {"new": 0, "regressed": 1, "resolved": 2}
+
+
+def summary_counts(data: ReportData) -> dict[str, int]:
+    """What changed since the compared snapshot, as counts."""
+    changes, waivers = data.changes, data.result.waiver_report
+    open_frame = data.open_findings
+    return {
+        "new": data.state_count("new"),
+        "regressed": data.state_count("regressed"),
+        "resolved": data.state_count("resolved"),
+        "added": len(changes.added) if changes else 0,
+        "removed": len(changes.removed) if changes else 0,
+        "changed": len(changes.changed) if changes else 0,
+        "waived": int(open_frame.waived.sum()),
+        "expired": int((waivers.status == "expired").sum()) if not waivers.empty else 0,
+        "stale": int((waivers.status == "stale").sum()) if not waivers.empty else 0,
+    }
+
+
+def area_counts(findings: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per area with findings: counts per severity (in :data:`SEVERITIES` order), total."""
+    present = set(findings.area)
+    areas = [a for a in AREAS if a in present] + sorted(present - set(AREAS))
+    rows = []
+    for area in areas:
+        part = findings[findings.area == area]
+        counts = [int((part.severity == s).sum()) for s in SEVERITIES]
+        rows.append({"area": area, "counts": counts, "total": sum(counts)})
+    return rows
+
+
+def resource_label(record: dict[str, Any]) -> str:
+    """A finding's resource as people name it: its name, else its id."""
+    return str(record.get("resource_name") or record.get("resource_id") or "")
+
+
+def evidence_text(value: object) -> str:
+    """A check's evidence JSON as ``key: value; ...`` (the text as it is when not an object)."""
+    if value is None:
+        return ""
+    try:
+        parsed = json.loads(str(value))
+    except ValueError:
+        return str(value)
+    if not isinstance(parsed, dict):
+        return json.dumps(parsed, ensure_ascii=False)
+    parts = []
+    for key, item in parsed.items():
+        shown = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
+        parts.append(f"{key}: {shown}")
+    return "; ".join(parts)
+
+
+def finding_rows(findings: pd.DataFrame) -> list[dict[str, Any]]:
+    """The findings table's rows: the finding's columns plus display fields."""
+    rows = []
+    for record in frame_records(findings):
+        where = " / ".join(
+            str(record[k])
+            for k in ("team_name", "project_name", "environment_name")
+            if record.get(k) and record[k] != record.get("resource_name")
+        )
+        first = record.get("first_seen") or ""
+        rows.append(
+            {
+                **record,
+                "severity_rank": SEVERITIES.index(record["severity"])
+                if record["severity"] in SEVERITIES
+                else len(SEVERITIES),
+                "resource": resource_label(record),
+                "where": where,
+                "evidence": evidence_text(record.get("evidence")),
+                "first_seen_text": str(first)[:16].replace("T", " "),
+            }
+        )
+    return rows
+
+
+def changed_findings(data: ReportData) -> list[dict[str, Any]]:
+    """New, regressed and resolved findings (unwaived), in that order, most severe first."""
+    findings = data.result.findings
+    frame = findings[findings.state.isin(tuple(_CHANGE_ORDER)) & ~findings.waived]
+    rows = finding_rows(frame)
+    rows.sort(key=lambda r: (_CHANGE_ORDER[r["state"]], r["severity_rank"], r["check_id"]))
+    return rows
+
+
+def service_changes(data: ReportData) -> list[dict[str, str]]:
+    """Services added, removed and changed between the compared and the judged snapshot."""
+    if data.changes is None:
+        return []
+    rows: list[dict[str, str]] = []
+    for change, frame in (
+        ("added", data.changes.added),
+        ("removed", data.changes.removed),
+        ("changed", data.changes.changed),
+    ):
+        for record in frame_records(frame):
+            fields = record.get("changed_fields") or []
+            rows.append(
+                {
+                    "change": change,
+                    "name": str(record.get("name") or ""),
+                    "id": str(record["id"]),
+                    "fields": ", ".join(str(f) for f in fields),
+                }
+            )
+    return rows
+
+
+def snapshot_rows(snapshots: Iterable[SnapshotInfo]) -> list[dict[str, Any]]:
+    """The evidence appendix: one row per snapshot with its hashes."""
+    return [
+        {
+            "seq": s.seq,
+            "snapshot_id": s.snapshot_id,
+            "snapshot_at": s.snapshot_at,
+            "status": s.status,
+            "credential": " ".join(
+                p
+                for p in (s.credential_name, f"({s.credential_role})" if s.credential_role else "")
+                if p
+            ),
+            "rows": sum(s.row_counts.values()),
+            "content_hash": s.content_hash,
+            "chain_hash": s.chain_hash,
+        }
+        for s in snapshots
+    ]

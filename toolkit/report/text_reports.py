@@ -1,0 +1,177 @@
+"""The report as Markdown (tickets, pull requests), JSON and CSV (tools).
+
+Markdown has the HTML report's summary and the most severe open findings; every platform
+value goes through :func:`toolkit.audit.escape_markdown` (pipes, backticks, ``<`` and
+``&`` escaped, line breaks folded), so a hostile name is shown, never interpreted. JSON
+carries everything the HTML report shows; CSV is one line per finding, as ``audit``
+writes it. Example::
+
+    text = render_markdown(gather_report(store), top=20)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from toolkit.audit import SEVERITIES, escape_markdown
+from toolkit.audit.formats import frame_records, to_csv, to_json
+from toolkit.report.report_view import (
+    area_counts,
+    changed_findings,
+    finding_rows,
+    service_changes,
+    snapshot_rows,
+    summary_counts,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from toolkit.report.report_data import ReportData
+
+__all__ = ["render_csv", "render_json", "render_markdown"]
+
+TOP_FINDINGS = 25
+"""How many open findings the Markdown report lists (the most severe first)."""
+
+
+def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
+    """A review-ready summary: counts, what changed, the top findings, waivers, evidence."""
+    result, counts = data.result, summary_counts(data)
+    md = escape_markdown
+    lines = ["# Platform audit report", "", _snapshot_line(data), ""]
+    open_frame = data.unwaived_open
+    by_severity = ", ".join(f"{int((open_frame.severity == s).sum())} {s}" for s in SEVERITIES)
+    lines += [f"**{len(open_frame)} open findings**: {by_severity}.", ""]
+    if result.compare is not None:
+        lines += [
+            "## Since the previous review",
+            "",
+            f"- {counts['new']} new and {counts['regressed']} regressed findings, "
+            f"{counts['resolved']} resolved",
+            f"- {counts['added']} services added, {counts['removed']} removed, "
+            f"{counts['changed']} changed",
+            f"- {counts['waived']} open findings waived; {counts['expired']} waivers expired, "
+            f"{counts['stale']} stale",
+            "",
+        ]
+        changed = changed_findings(data)
+        if changed:
+            lines += ["| change | severity | check | resource | reason |", "|---|---|---|---|---|"]
+            lines += [
+                _row(f["state"], f["severity"], f"{f['check_id']} {f['title']}", f["resource"],
+                     f["reason"])
+                for f in changed
+            ]  # fmt: skip
+            lines.append("")
+        services = service_changes(data)
+        if services:
+            names = "; ".join(f"{s['change']} {md(s['name'] or s['id'])}" for s in services[:30])
+            more = f" and {len(services) - 30} more" if len(services) > 30 else ""
+            lines += [f"Services: {names}{more}.", ""]
+    lines += _area_table(open_frame)
+    lines += _top_findings(open_frame, top)
+    attention = [w for w in frame_records(result.waiver_report) if w["status"] != "active"]
+    if attention:
+        lines += ["## Waivers to look at", "", "| # | status | check | matches | owner | expires |"]
+        lines.append("|---:|---|---|---|---|---|")
+        lines += [
+            _row(w["entry"], w["status"], w["check_id"], w["selector"], w["owner"], w["expires"])
+            for w in attention
+        ]
+        lines.append("")
+    lines += ["## Evidence", "", f"`store verify`: {md(data.verify.summary())}", ""]
+    if data.snapshots:
+        newest = data.snapshots[-1]
+        lines.append(f"{len(data.snapshots)} snapshots; newest chain hash `{newest.chain_hash}`.")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_json(data: ReportData) -> str:
+    """Everything the HTML report shows, as one JSON document (times in ISO 8601)."""
+    document: dict[str, Any] = {
+        "report": {
+            "toolkit_version": data.toolkit_version,
+            "generated_at": data.generated_at.isoformat(),
+            "store": data.store_url,
+            "since": data.since.isoformat() if data.since else None,
+        },
+        **to_json(data.result),
+        "changes": {
+            "counts": summary_counts(data),
+            "findings": [_finding_brief(f) for f in changed_findings(data)],
+            "services": service_changes(data),
+        },
+        "trends": {
+            "severity": frame_records(data.trends.severity),
+            "runtime": frame_records(data.trends.runtime),
+            "key_reach": frame_records(data.trends.reach),
+        },
+        "key_reach": frame_records(data.reach),
+        "evidence": {
+            "verify": {
+                "ok": data.verify.ok,
+                "summary": data.verify.summary(),
+                "breaks": [str(b) for b in data.verify.breaks],
+            },
+            "snapshots": [
+                {**row, "snapshot_at": row["snapshot_at"].isoformat()}
+                for row in snapshot_rows(data.snapshots)
+            ],
+        },
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def render_csv(data: ReportData) -> str:
+    """One line per finding (new, regressed, open and resolved), every finding column."""
+    return to_csv(data.result)
+
+
+def _snapshot_line(data: ReportData) -> str:
+    target, compare = data.result.target, data.result.compare
+    line = f"Snapshot `{target.snapshot_id}` taken {target.snapshot_at:%Y-%m-%d %H:%M} UTC"
+    if compare is not None:
+        line += f", compared with `{compare.snapshot_id}` ({compare.snapshot_at:%Y-%m-%d %H:%M})"
+    generated = f"{data.generated_at:%Y-%m-%d %H:%M}"
+    return f"{line}; {len(data.result.checks)} checks; generated {generated} UTC."
+
+
+def _area_table(open_frame: pd.DataFrame) -> list[str]:
+    rows = area_counts(open_frame)
+    if not rows:
+        return ["No open findings.", ""]
+    lines = ["## Open findings by area", "", "| area | " + " | ".join(SEVERITIES) + " | total |"]
+    lines.append("|---|" + "---:|" * (len(SEVERITIES) + 1))
+    lines += [_row(r["area"], *r["counts"], r["total"]) for r in rows]
+    return [*lines, ""]
+
+
+def _top_findings(open_frame: pd.DataFrame, top: int) -> list[str]:
+    rows = finding_rows(open_frame)
+    rows.sort(key=lambda r: (r["severity_rank"], ("new", "regressed", "open").index(r["state"])))
+    if not rows:
+        return []
+    shown = rows[:top]
+    title = (
+        f"## Top {len(shown)} of {len(rows)} open findings"
+        if len(rows) > top
+        else (f"## All {len(rows)} open findings")
+    )
+    lines = [title, "", "| severity | state | check | resource | reason |", "|---|---|---|---|---|"]
+    lines += [
+        _row(r["severity"], r["state"], f"{r['check_id']} {r['title']}", r["resource"], r["reason"])
+        for r in shown
+    ]
+    return [*lines, ""]
+
+
+def _finding_brief(record: dict[str, Any]) -> dict[str, Any]:
+    keys = ("state", "severity", "check_id", "title", "resource_type", "resource_id")
+    return {**{k: record.get(k) for k in keys}, "resource": record["resource"],
+            "reason": record.get("reason")}  # fmt: skip
+
+
+def _row(*cells: object) -> str:
+    return "| " + " | ".join(escape_markdown(c) for c in cells) + " |"
