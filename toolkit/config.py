@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -24,6 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.api import ClientConfig, Secret
 from toolkit.errors import ConfigError
+from toolkit.schedule.settings import (
+    NOTIFY_KEYS,
+    SCHEDULE_KEYS,
+    NotifySettings,
+    ScheduleSettings,
+    notify_from_file,
+    schedule_from_file,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -53,8 +62,13 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
         "deadline_s": (int, float),
     },
     "store": {"url": str, "hmac_key_file": str},
+    "audit": {"checks": list, "builtin_checks": bool, "waivers": str, "fail_on": str},
+    "schedule": SCHEDULE_KEYS,
+    "notify": NOTIFY_KEYS,
 }
-_TABLES_OF_TABLES = {"credentials", "endpoints"}
+_TABLES_OF_TABLES = {"credentials", "endpoints", "checks"}
+FAIL_ON = ("critical", "high", "medium", "low")
+_CHECK_ID = re.compile(r"[A-Z]{2,5}[0-9]{3}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +110,17 @@ class Settings:
     hmac_key_file: Path = field(
         default_factory=lambda: Path("~/.config/platform-audit/hmac.key").expanduser()
     )
+    audit_checks: tuple[Path, ...] = ()
+    """Folders of the user's own checks, run beside the built-in ones ([audit] checks)."""
+    builtin_checks: bool = True
+    waivers_file: Path | None = None
+    fail_on: str | None = None
+    check_params: Mapping[str, Mapping[str, int | float | str | bool]] = field(default_factory=dict)
+    """Threshold overrides per check id ([checks.RES003] min_ratio = 6)."""
+    schedule: ScheduleSettings = field(default_factory=ScheduleSettings)
+    """When ``platform-audit schedule`` runs, its backoff, lock, status file and maintenance."""
+    notify: NotifySettings = field(default_factory=NotifySettings)
+    """Where the scheduled job posts new findings ([notify] url_env names the variable)."""
     source: Path | None = None
 
     @property
@@ -139,8 +164,15 @@ class Settings:
 
 
 def example_config() -> str:
-    """The commented example file that ``platform-audit init`` writes."""
-    return resources.files("toolkit").joinpath("platform-audit.example.toml").read_text("utf-8")
+    """The commented example file that ``platform-audit init`` writes.
+
+    Its ``[checks.ID]`` block is generated from the built-in checks' headers, so it lists
+    every threshold there is, with its default and meaning, and never drifts from them.
+    """
+    from toolkit.audit.catalogue import params_example
+
+    static = resources.files("toolkit").joinpath("platform-audit.example.toml").read_text("utf-8")
+    return static.rstrip("\n") + "\n" + params_example()
 
 
 def load_settings(
@@ -236,6 +268,45 @@ def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
             f"{', '.join(sorted(credentials))} are defined under [credentials.NAME]"
         )
     values["credential"] = chosen
+    values.update(_audit(raw.get("audit", {}), raw.get("checks", {}), source))
+    values["schedule"] = schedule_from_file(raw.get("schedule", {}), source)
+    values["notify"] = notify_from_file(raw.get("notify", {}), source)
+    return values
+
+
+def _audit(
+    audit: Mapping[str, Any], checks: Mapping[str, Any], source: Path | None
+) -> dict[str, Any]:
+    """``[audit]`` and ``[checks.ID]``; relative paths are relative to the config file."""
+    where = str(source)
+    base = source.parent if source is not None else Path()
+    values: dict[str, Any] = {}
+    folders = audit.get("checks", [])
+    if not all(isinstance(f, str) for f in folders):
+        raise ConfigError(f'{where}: [audit] checks must be a list of folders, e.g. ["checks"]')
+    values["audit_checks"] = tuple(base / Path(f).expanduser() for f in folders)
+    if "builtin_checks" in audit:
+        values["builtin_checks"] = audit["builtin_checks"]
+    if "waivers" in audit:
+        values["waivers_file"] = base / Path(audit["waivers"]).expanduser()
+    if "fail_on" in audit:
+        if audit["fail_on"] not in FAIL_ON:
+            raise ConfigError(f"{where}: [audit] fail_on must be one of {', '.join(FAIL_ON)}")
+        values["fail_on"] = audit["fail_on"]
+    params: dict[str, dict[str, int | float | str | bool]] = {}
+    for check_id, table in checks.items():
+        if not _CHECK_ID.fullmatch(check_id) or not isinstance(table, dict):
+            raise ConfigError(
+                f"{where}: [checks.{check_id}] must be a table named for a check id such as "
+                "RES003, holding that check's parameters"
+            )
+        for name, value in table.items():
+            if not isinstance(value, int | float | str | bool):
+                raise ConfigError(
+                    f"{where}: [checks.{check_id}] {name} must be a number, string or boolean"
+                )
+        params[check_id] = dict(table)
+    values["check_params"] = params
     return values
 
 
@@ -270,11 +341,17 @@ def _refuse_unknown(table: Mapping[str, Any], known: set[str], where: str) -> No
 
 
 def _is_kind(value: object, kind: type | tuple[type, ...]) -> bool:
+    if kind is bool:
+        return isinstance(value, bool)
     return isinstance(value, kind) and not isinstance(value, bool)
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
+    if list in kinds:
+        return "a list"
+    if bool in kinds:
+        return "true or false"
     if float in kinds:
         return "a number"
     return "a whole number" if int in kinds else "a string"

@@ -5,8 +5,13 @@ part 7 and every network failure). Everything else a user can run into lands her
 
     ToolkitError
      ├── ConfigError         a setting is missing, malformed or contradicts another
+     │    └── WaiverError      a waivers file or one of its entries is malformed (names it)
      ├── CollectionAborted   the collecting credential was refused (401): nothing committed
+     ├── PlatformUnavailable  the platform did not answer the root calls: nothing committed
      ├── CheckDefinitionError  an audit check file breaks the contract (docs/checks.md)
+     ├── AuditError            an audit cannot run as asked (no snapshot, unknown snapshot id)
+     ├── ScheduleError         the scheduled job cannot go on (``platform-audit schedule``)
+     │    └── LockHeld           another job holds the store's lock (names it and since when)
      └── StoreError              anything the store refuses or cannot do
           ├── SchemaMismatchError  rows do not fit a table's declared schema (names table
           │                        and column); extra keys are a programming error
@@ -20,13 +25,18 @@ Every message says what to do next, so the command line can print it as it is.
 from __future__ import annotations
 
 __all__ = [
+    "AuditError",
     "CheckDefinitionError",
     "CollectionAborted",
     "ConfigError",
+    "LockHeld",
+    "PlatformUnavailable",
+    "ScheduleError",
     "SchemaMismatchError",
     "StoreError",
     "ToolkitError",
     "UnsafeIdError",
+    "WaiverError",
     "WriterStateError",
 ]
 
@@ -68,8 +78,28 @@ class CollectionAborted(ToolkitError):
         self.request_id = request_id
 
 
+class WaiverError(ConfigError):
+    """A waivers file cannot be used; the message names the file and the entry."""
+
+
+class PlatformUnavailable(ToolkitError):
+    """The platform did not answer the calls everything hangs from; nothing was committed."""
+
+
 class CheckDefinitionError(ToolkitError):
     """A check file (or its configuration) breaks the contract; the message names the file."""
+
+
+class AuditError(ToolkitError):
+    """An audit cannot run as asked: no complete snapshot, or a snapshot id that is not there."""
+
+
+class ScheduleError(ToolkitError):
+    """The scheduled job cannot go on; the message says why and what to do."""
+
+
+class LockHeld(ScheduleError):
+    """Another job holds the lock of this store: only one job may write a store at a time."""
 
 
 class StoreError(ToolkitError):

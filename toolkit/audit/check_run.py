@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from toolkit.audit.check_file import CheckSpec
 
-__all__ = ["VIEWS", "install_views", "run_check"]
+__all__ = ["VIEWS", "ensure_views", "install_views", "run_check"]
 
 VIEWS = Path(__file__).with_name("views")
 """Derived views (e.g. ``credential_reach``) defined before any check runs, in name order."""
@@ -32,10 +32,31 @@ VIEWS = Path(__file__).with_name("views")
 def install_views(con: duckdb.DuckDBPyConnection, folder: Path = VIEWS) -> None:
     """Create every ``<name>.sql`` view of ``folder`` (each file is one CREATE VIEW)."""
     for path in sorted(folder.glob("*.sql")):
-        try:
-            con.execute(path.read_text(encoding="utf-8"))
-        except Exception as exc:  # DuckDB raises several types; name the file in every case
-            raise CheckDefinitionError(f"{path}: the view does not build: {exc}") from exc
+        _create_view(con, path)
+
+
+def ensure_views(con: duckdb.DuckDBPyConnection, folder: Path = VIEWS) -> None:
+    """Create the derived views that the connection's current schema does not have yet.
+
+    A view file is named for the view it creates (``credential_reach.sql``), so a
+    connection prepared earlier (a fixture's, a notebook's) is left as it is.
+    """
+    existing = {
+        str(row[0])
+        for row in con.sql(
+            "select view_name from duckdb_views() where schema_name = current_schema()"
+        ).fetchall()
+    }
+    for path in sorted(folder.glob("*.sql")):
+        if path.stem not in existing:
+            _create_view(con, path)
+
+
+def _create_view(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    try:
+        con.execute(path.read_text(encoding="utf-8"))
+    except Exception as exc:  # DuckDB raises several types; name the file in every case
+        raise CheckDefinitionError(f"{path}: the view does not build: {exc}") from exc
 
 
 def run_check(

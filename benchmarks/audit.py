@@ -1,0 +1,395 @@
+"""Benchmark the audit engine over a long history, and DuckDB against the same logic in pandas.
+
+    .venv/bin/python benchmarks/audit.py --services 10000 --snapshots 90 --json
+
+The store is built once and cached under ``data/bench/audit-<services>x<snapshots>-s<seed>``:
+
+- day 0 is a real crawl: the simulator (``platform-audit sim serve`` in a subprocess) is
+  crawled once by the toolkit's collectors, so every table has the rows and shapes a real
+  snapshot has (deployment history, replicas, variables with fingerprints, credentials);
+- days 1..N-1 evolve those rows with pyarrow at the declared schemas (seeded): about 1% of
+  services change their memory or CPU limit or replica count each day, restarts grow, volumes
+  fill, secrets rotate. Each day is committed with the real snapshot writer (hash chain).
+
+Then it times: every check over the whole history (``run_audit``: checks, lifecycle, waivers),
+the latest-only fast path, and three representative checks against plain-pandas versions of
+the same logic (each side reads its columns from the store and computes the same rows; the
+alarm sets are compared). Targets on a 2-core machine: all checks <= 15 s, latest-only
+<= 2 s, DuckDB >= 5x faster than pandas.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toolkit.audit import Catalogue, CheckSpec, run_audit, run_check
+from toolkit.audit.check_run import ensure_views
+from toolkit.snapshot import SNAPSHOT_TABLES, TABLES, Store
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+START = datetime(2026, 1, 1, tzinfo=UTC)
+_KEY_VAR = "PLATFORM_AUDIT_BENCH_KEY"
+_SKIPPED = {"collection_errors"}  # a clean crawl has none; nothing to evolve
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--services", type=int, default=10_000)
+    parser.add_argument("--snapshots", type=int, default=90)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--rebuild", action="store_true", help="Build the store again.")
+    parser.add_argument("--json", action="store_true", help="Print only the JSON figures.")
+    args = parser.parse_args()
+    say = (lambda _: None) if args.json else (lambda text: print(text, file=sys.stderr))
+    store_dir = ROOT / "data" / "bench" / f"audit-{args.services}x{args.snapshots}-s{args.seed}"
+    build_s = ensure_store(store_dir, args.services, args.snapshots, args.seed, args.rebuild, say)
+    figures = measure(Store.open(store_dir / "store"), say)
+    figures = {"services": args.services, "snapshots": args.snapshots, "build_s": build_s,
+               "store": str(store_dir.relative_to(ROOT)), **figures}  # fmt: skip
+    print(json.dumps(figures, indent=2))
+
+
+# --- building the store ----------------------------------------------------------------------
+def ensure_store(
+    folder: Path,
+    services: int,
+    snapshots: int,
+    seed: int,
+    rebuild: bool,
+    say: Callable[[str], None],
+) -> float | None:
+    """Build the store unless a complete one is cached; the seconds it took, or None."""
+    done = folder / "complete.json"
+    if done.exists() and not rebuild:
+        say(f"using the cached store {folder}")
+        return None
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    started = time.perf_counter()
+    base = crawl_day_zero(services, seed, folder, say)
+    store = Store.open(folder / "store")
+    rng = np.random.default_rng(seed)
+    tables = base
+    for day in range(snapshots):
+        if day:
+            tables = evolve(tables, rng, day)
+        writer = store.begin(snapshot_at=START + timedelta(days=day))
+        for name, table in tables.items():
+            writer.write(name, table)
+        writer.commit(status="complete")
+        if day % 10 == 0:
+            say(f"day {day}: committed ({time.perf_counter() - started:.0f} s so far)")
+    seconds = time.perf_counter() - started
+    done.write_text(json.dumps({"build_s": seconds}), encoding="utf-8")
+    return seconds
+
+
+def crawl_day_zero(
+    services: int, seed: int, folder: Path, say: Callable[[str], None]
+) -> dict[str, pa.Table]:
+    """Crawl a served simulator once with the toolkit's collectors: day 0 at declared schemas."""
+    from toolkit.collect import crawl_settings
+    from toolkit.config import Credential, Settings
+    from toolkit.snapshot.validation import to_arrow
+
+    keys = folder / "keys.json"
+    command = [str(ROOT / ".venv" / "bin" / "platform-audit"), "sim", "serve", "--services",
+               str(services), "--seed", str(seed), "--keys-out", str(keys)]  # fmt: skip
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 600
+        while not keys.exists():
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the simulator did not start")
+            time.sleep(0.2)
+        time.sleep(0.3)  # the file is written whole before the server answers
+        info = json.loads(keys.read_text(encoding="utf-8"))
+        os.environ[_KEY_VAR] = info["keys"]["admin"]
+        settings = Settings(
+            base_url=info["base_url"],
+            credentials={"default": Credential(name="default", token_env=_KEY_VAR)},
+            rate_per_minute=None,
+            hmac_key_file=folder / "hmac.key",
+            store_url=str(folder / "store"),
+        )
+        say(f"crawling a {services}-service simulator once (day 0)...")
+        rows, result = crawl_settings(settings, quiet=True)
+        say(f"crawled in {result.duration_s:.0f} s, {result.calls} calls, {result.status}")
+    finally:
+        server.terminate()
+        server.wait()
+        keys.unlink(missing_ok=True)
+    return {
+        name: to_arrow(TABLES[name], rows[name], "bench", START).drop_columns(
+            ["snapshot_id", "snapshot_at"]
+        )
+        for name in SNAPSHOT_TABLES
+        if rows.get(name) and name not in _SKIPPED
+    }
+
+
+def evolve(tables: dict[str, pa.Table], rng: np.random.Generator, day: int) -> dict[str, pa.Table]:
+    """One simulated day of changes, at the declared types (snapshot columns left out)."""
+    out = dict(tables)
+    services = tables["services"]
+    n = services.num_rows
+    moment = pa.scalar(START + timedelta(days=day), pa.timestamp("us", tz="UTC"))
+    memory = _flip(services["memory_limits_megabytes"], rng.random(n) < 0.01, -1, 512)
+    cpu = _flip(services["cpu_limits_millicores"], rng.random(n) < 0.01, -1, 500)
+    step = pa.array(rng.choice([-1, 1], n) * (rng.random(n) < 0.005), pa.int64())
+    replicas = pc.max_element_wise(pc.add(pc.fill_null(services["replicas"], 1), step), 1)
+    changed = pc.or_(pc.not_equal(memory, services["memory_limits_megabytes"]),
+                     pc.not_equal(step, 0))  # fmt: skip
+    updated = pc.if_else(pc.fill_null(changed, False), moment, services["updated_at"])
+    for name, column in (("memory_limits_megabytes", memory), ("cpu_limits_millicores", cpu),
+                         ("replicas", replicas), ("updated_at", updated)):  # fmt: skip
+        services = services.set_column(services.schema.get_field_index(name), name, column)
+    out["services"] = services
+    if "replicas" in tables:
+        pods = tables["replicas"]
+        grow = pa.array(rng.poisson(6, pods.num_rows) * (rng.random(pods.num_rows) < 0.03))
+        count = pc.add(pc.fill_null(pods["restart_count"], 0), grow)
+        out["replicas"] = pods.set_column(
+            pods.schema.get_field_index("restart_count"), "restart_count", count
+        )
+    if "volumes" in tables:
+        vols = tables["volumes"]
+        used = pc.min_element_wise(
+            pc.multiply(pc.fill_null(vols["used_gb"], 0.0), 1.01),
+            pc.fill_null(vols["capacity_gb"], 1.0),
+        )
+        out["volumes"] = vols.set_column(vols.schema.get_field_index("used_gb"), "used_gb", used)
+    if "variables" in tables:
+        variables = tables["variables"]
+        rotate = pa.array(rng.random(variables.num_rows) < 0.005)
+        fresh = pc.binary_join_element_wise(variables["fingerprint"], pa.scalar(f"{day:04d}"), "")
+        rotated = pc.if_else(
+            rotate, pc.utf8_slice_codeunits(fresh, 4, 68), variables["fingerprint"]
+        )
+        out["variables"] = variables.set_column(
+            variables.schema.get_field_index("fingerprint"), "fingerprint", rotated
+        )
+    return out
+
+
+def _flip(column: pa.ChunkedArray, mask: np.ndarray, off: int, on: int) -> pa.Array:
+    """Where ``mask``: a limit becomes ``off`` (-1, no limit) if it had one, else ``on``."""
+    values = pc.fill_null(column, off)
+    flipped = pc.if_else(pc.less_equal(values, 0), on, off)
+    return pc.if_else(pa.array(mask), flipped, column)
+
+
+# --- measuring ---------------------------------------------------------------------------------
+def measure(store: Store, say: Callable[[str], None]) -> dict[str, Any]:
+    catalogue = Catalogue.load()
+    say(f"{len(catalogue.specs)} checks; full history...")
+    started = time.perf_counter()
+    full = run_audit(store, checks=catalogue)
+    all_checks_s = time.perf_counter() - started
+    say(f"all checks: {all_checks_s:.1f} s; latest only...")
+    started = time.perf_counter()
+    latest = run_audit(store, checks=catalogue, latest_only=True)
+    latest_only_s = time.perf_counter() - started
+    slowest = sorted(
+        ((k, v) for k, v in full.timings.items() if k not in ("checks", "lifecycle")),
+        key=lambda kv: -kv[1],
+    )[:5]
+    return {
+        "checks": len(catalogue.specs),
+        "check_rows": full.rows.num_rows,
+        "findings": len(full.findings),
+        "all_checks_s": round(all_checks_s, 2),
+        "all_checks_breakdown_s": {
+            "checks": round(full.timings["checks"], 2),
+            "lifecycle_and_waivers": round(full.timings["lifecycle"], 2),
+            "slowest_checks": {k: round(v, 2) for k, v in slowest},
+        },
+        "latest_only_s": round(latest_only_s, 2),
+        "latest_only_rows": latest.rows.num_rows,
+        "duckdb_vs_pandas": [compare(store, check_id, say) for check_id in PANDAS],
+    }
+
+
+def compare(store: Store, check_id: str, say: Callable[[str], None]) -> dict[str, Any]:
+    """One check in DuckDB and in pandas, each reading its columns from the store."""
+    spec = next(s for s in Catalogue.load().specs if s.id == check_id)
+    con = store.duckdb()
+    ensure_views(con)
+    started = time.perf_counter()
+    duck = run_check(con, spec)
+    duckdb_s = time.perf_counter() - started
+    load, logic = PANDAS[check_id]
+    started = time.perf_counter()
+    frames = load(store)
+    loaded_s = time.perf_counter() - started
+    result = logic(frames, spec)
+    pandas_s = time.perf_counter() - started
+    same = _alarms(duck.to_pandas()) == _alarms(result)
+    say(f"{check_id}: duckdb {duckdb_s:.2f} s, pandas {pandas_s:.2f} s, same alarms: {same}")
+    return {
+        "check": check_id,
+        "rows": duck.num_rows,
+        "duckdb_s": round(duckdb_s, 3),
+        "pandas_s": round(pandas_s, 3),
+        "pandas_compute_only_s": round(pandas_s - loaded_s, 3),
+        "ratio": round(pandas_s / duckdb_s, 1),
+        "same_alarms": same,
+    }
+
+
+def _alarms(frame: pd.DataFrame) -> set[tuple[str, str]]:
+    rows = frame[frame["status"] == "alarm"]
+    return set(zip(rows["snapshot_id"].astype(str), rows["resource_id"].astype(str), strict=True))
+
+
+def _read(store: Store, name: str, columns: list[str]) -> pd.DataFrame:
+    """Committed rows of a table, the way the views select them, as pandas."""
+    committed = store._snapshot_rows().to_pandas()
+    visible = committed[committed["status"].isin(["complete", "partial"])]
+    dataset = store._dataset(name)
+    if dataset is None:
+        return pd.DataFrame(columns=columns)
+    frame: pd.DataFrame = dataset.to_table(columns=columns).to_pandas()
+    return frame[frame["snapshot_id"].isin(visible["snapshot_id"])]
+
+
+_SERVICE = ["snapshot_id", "id", "name", "team_id", "project_id", "environment_id"]
+
+
+def _service_rows(
+    s: pd.DataFrame, status: pd.Series, reason: pd.Series, evidence: pd.Series
+) -> pd.DataFrame:
+    return pd.DataFrame({
+        "snapshot_id": s["snapshot_id"], "resource_type": "service", "resource_id": s["id"],
+        "resource_name": s["name"], "team_id": s["team_id"], "project_id": s["project_id"],
+        "environment_id": s["environment_id"], "service_id": s["id"], "status": status,
+        "reason": reason, "evidence": evidence,
+    })  # fmt: skip
+
+
+def _load_res002(store: Store) -> dict[str, pd.DataFrame]:
+    columns = [*_SERVICE, "memory_limits_megabytes", "memory_requests_megabytes"]
+    return {"services": _read(store, "services", columns)}
+
+
+def _res002(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
+    s = frames["services"]
+    limit = s["memory_limits_megabytes"]
+    alarm = limit.fillna(-1) <= 0
+    name = s["name"].fillna(s["id"])
+    reason = ("Service " + name + " has no memory limit.").where(
+        alarm, "Service " + name + " is limited to " + limit.astype("string") + " MB of memory."
+    )
+    evidence = [
+        json.dumps({"memory_limits_megabytes": a, "memory_requests_megabytes": b})
+        for a, b in zip(limit.tolist(), s["memory_requests_megabytes"].tolist(), strict=True)
+    ]
+    return _service_rows(
+        s, alarm.map({True: "alarm", False: "ok"}), reason, pd.Series(evidence, index=s.index)
+    )
+
+
+def _load_res005(store: Store) -> dict[str, pd.DataFrame]:
+    columns = [*_SERVICE, "cpu_limits_millicores", "cpu_requests_millicores",
+               "memory_limits_megabytes", "memory_requests_megabytes"]  # fmt: skip
+    return {"services": _read(store, "services", columns)}
+
+
+def _res005(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
+    s = frames["services"]
+    max_ratio = float(spec.params["max_ratio"].default)
+
+    def ratio(limit: str, request: str) -> pd.Series:
+        ok = (s[request] > 0) & (s[limit] > 0)
+        return (s[limit] / s[request]).where(ok)
+
+    cpu, memory = (
+        ratio("cpu_limits_millicores", "cpu_requests_millicores"),
+        ratio("memory_limits_megabytes", "memory_requests_megabytes"),
+    )
+    alarm = pd.concat([cpu, memory], axis=1).max(axis=1) > max_ratio
+    name = s["name"].fillna(s["id"])
+    shown = lambda r: r.round(2).astype("string").fillna("not comparable")  # noqa: E731
+    reason = ("Service " + name + " has limits " + alarm.map({True: "more than", False: "at most"})
+              + f" {max_ratio:g} times its requests (CPU " + shown(cpu) + "x, memory "
+              + shown(memory) + "x).")  # fmt: skip
+    records = s[["cpu_limits_millicores", "cpu_requests_millicores", "memory_limits_megabytes",
+                 "memory_requests_megabytes"]].to_dict("records")  # fmt: skip
+    evidence = [json.dumps({**r, "max_ratio": max_ratio}, default=str) for r in records]
+    status = alarm.map({True: "alarm", False: "ok"})
+    return _service_rows(s, status, reason, pd.Series(evidence, index=s.index))
+
+
+def _load_rep003(store: Store) -> dict[str, pd.DataFrame]:
+    replicas = _read(store, "replicas", ["snapshot_id", "service_id", "team_id", "project_id",
+                                         "environment_id", "restart_count"])  # fmt: skip
+    services = _read(store, "services", ["snapshot_id", "id", "name"])
+    snapshots = store._snapshot_rows().to_pandas()[["snapshot_id", "snapshot_at", "seq"]]
+    return {"replicas": replicas, "services": services, "snapshots": snapshots}
+
+
+def _rep003(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
+    min_increase = int(spec.params["min_increase"].default)
+    r = frames["replicas"].assign(restart_count=lambda f: f["restart_count"].fillna(0))
+    grouped = r.groupby(["snapshot_id", "service_id"], as_index=False).agg(
+        team_id=("team_id", "first"), project_id=("project_id", "first"),
+        environment_id=("environment_id", "first"), pods=("restart_count", "size"),
+        restarts=("restart_count", "sum"),
+    )  # fmt: skip
+    h = grouped.merge(frames["snapshots"], on="snapshot_id").sort_values(["service_id", "seq"])
+    by_service = h.groupby("service_id")
+    h["previous"] = by_service["restarts"].shift()
+    h["previous_at"] = by_service["snapshot_at"].shift()
+    names = frames["services"].rename(columns={"id": "service_id"})
+    h = h.merge(names, on=["snapshot_id", "service_id"], how="left")
+    alarm = (h["restarts"] - h["previous"]) >= min_increase
+    name = h["name"].fillna(h["service_id"])
+    more = ((h["restarts"] - h["previous"]).astype("Int64").astype("string")
+            + " more than at the previous snapshot ("
+            + h["previous_at"].dt.strftime("%Y-%m-%d %H:%M UTC") + ")")  # fmt: skip
+    detail = more.where(h["restarts"] >= h["previous"],
+                        "reset from " + h["previous"].astype("Int64").astype("string"))  # fmt: skip
+    detail = detail.where(h["previous"].notna(), "its first count")
+    reason = ("Service " + name + " has " + h["restarts"].astype("string") + " restarts (replicas: "
+              + h["pods"].astype("string") + "), " + detail + ".")  # fmt: skip
+    evidence = [
+        json.dumps({"restarts": a, "previous": b, "pods": c, "min_increase": min_increase},
+                   default=str)
+        for a, b, c in zip(h["restarts"], h["previous"], h["pods"], strict=True)
+    ]  # fmt: skip
+    return pd.DataFrame({
+        "snapshot_id": h["snapshot_id"], "resource_type": "service", "resource_id": h["service_id"],
+        "resource_name": h["name"], "team_id": h["team_id"], "project_id": h["project_id"],
+        "environment_id": h["environment_id"], "service_id": h["service_id"],
+        "status": alarm.map({True: "alarm", False: "ok"}), "reason": reason, "evidence": evidence,
+    })  # fmt: skip
+
+
+PANDAS: dict[
+    str, tuple[Callable[[Store], dict[str, pd.DataFrame]], Callable[..., pd.DataFrame]]
+] = {
+    "RES002": (_load_res002, _res002),
+    "RES005": (_load_res005, _res005),
+    "REP003": (_load_rep003, _rep003),
+}
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""``platform-audit audit``: formats, --out, and the exit codes a CI gate relies on."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+from engine_world import config_file, history, write_store
+from typer.testing import CliRunner
+
+from toolkit.cli import ExitCode, app
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("audit-cli")
+    write_store(root / "store", history(hostile=True))
+    return root
+
+
+def audit(root: Path, *args: str, extra_config: str = "") -> tuple[int, str, str]:
+    config = config_file(root, extra_config)
+    outcome = runner.invoke(
+        app, ["audit", "--store", str(root / "store"), "--config", str(config), *args]
+    )
+    return outcome.exit_code, outcome.stdout, outcome.stderr
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "code"),
+    [
+        ("critical", ExitCode.OK),  # the test checks have no critical one
+        ("high", ExitCode.FINDINGS),
+        ("low", ExitCode.FINDINGS),
+    ],
+)
+def test_fail_on_gates_on_severity(store_dir: Path, fail_on: str, code: ExitCode) -> None:
+    exit_code, _, err = audit(store_dir, "--format", "json", "--fail-on", fail_on)
+    assert exit_code == code
+    if code == ExitCode.FINDINGS:
+        assert f"at or above {fail_on}" in err
+
+
+def test_no_gate_without_fail_on(store_dir: Path) -> None:
+    assert audit(store_dir, "--format", "csv")[0] == ExitCode.OK
+
+
+def test_fail_on_from_the_config_file(store_dir: Path) -> None:
+    code, _, _ = audit(store_dir, "--format", "json", extra_config='fail_on = "medium"\n')
+    assert code == ExitCode.FINDINGS
+
+
+def test_waived_findings_do_not_fail_the_gate(store_dir: Path) -> None:
+    waivers = store_dir / "waivers.toml"
+    waivers.write_text(
+        "\n".join(
+            f'[[waivers]]\ncheck = "TST001"\nresources = ["svc-{name}"]\nreason = "r"\n'
+            'owner = "ops"\nexpires = 2099-01-01\n'
+            for name in ("open", "new", "regressed")
+        ),
+        encoding="utf-8",
+    )
+    args = ("--format", "json", "--fail-on", "high", "--waivers", str(waivers))
+    code, out, _ = audit(store_dir, *args)
+    assert code == ExitCode.OK
+    assert json.loads(out)["summary"]["high"]["waived"] == 3
+    assert audit(store_dir, "--format", "json", "--fail-on", "medium", "--waivers", str(waivers))[
+        0
+    ] == (ExitCode.FINDINGS)
+
+
+def test_out_file_and_formats(store_dir: Path) -> None:
+    for fmt in ("json", "csv", "markdown", "sarif", "table"):
+        target = store_dir / f"report.{fmt}"
+        code, _out, err = audit(store_dir, "--format", fmt, "--out", str(target))
+        assert code == ExitCode.OK, err
+        assert target.read_text(encoding="utf-8")
+        assert f"wrote {fmt} report" in err
+    sarif = json.loads((store_dir / "report.sarif").read_text(encoding="utf-8"))
+    assert sarif["version"] == "2.1.0"
+
+
+def test_table_on_stdout_keeps_markup_literal(store_dir: Path) -> None:
+    code, out, _ = audit(store_dir, "--latest-only")
+    assert code == ExitCode.OK
+    assert "[bold]x[/bold]" in out.replace("\n", "") or "[bold]x" in out
+
+
+def test_snapshot_choice_and_usage_errors(store_dir: Path) -> None:
+    code, _, err = audit(store_dir, "--snapshot", "ffffffff")
+    assert code == ExitCode.CONFIG and "is not a committed snapshot" in err
+    assert audit(store_dir, "--format", "xml")[0] == ExitCode.CONFIG
+    assert audit(store_dir, "--fail-on", "info")[0] == ExitCode.CONFIG
+    code, _, err = audit(store_dir, "--waivers", str(store_dir / "missing.toml"))
+    assert code == ExitCode.CONFIG and "does not exist" in err
+
+
+def test_empty_store_says_to_take_a_snapshot(tmp_path: Path) -> None:
+    code, _, err = audit(tmp_path, "--format", "json")
+    assert code == ExitCode.CONFIG and "platform-audit snapshot" in err

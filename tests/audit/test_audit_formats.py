@@ -1,0 +1,139 @@
+"""Every output format is valid, and whatever the platform returned stays plain text.
+
+SARIF: no PyPI package ships the official SARIF 2.1.0 JSON schema (sarif-om, sarif-tools,
+sarif-pydantic and pysarif were checked), and tests never download. So the output is
+validated with jsonschema against ``sarif-2.1.0-subset.schema.json``: the official
+definitions of every object the audit writes, with their required properties, enums and
+``additionalProperties: false``, written by hand.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from engine_world import HOSTILE, engine_catalogue, history
+from rich.console import Console
+
+from toolkit.audit import (
+    FINDING_COLUMNS,
+    AuditResult,
+    escape_markdown,
+    findings_table,
+    render,
+    run_audit,
+    to_sarif,
+)
+from toolkit.audit.testing import fixture_connection
+
+SCHEMA = json.loads(
+    Path(__file__).with_name("sarif-2.1.0-subset.schema.json").read_text(encoding="utf-8")
+)
+WAIVER = """
+[[waivers]]
+check = "TST001"
+resources = ["svc-new"]
+reason = "Being fixed | soon"
+owner = "alice@example.com"
+expires = 2099-01-01
+"""
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory: pytest.TempPathFactory) -> AuditResult:
+    waivers = tmp_path_factory.mktemp("waivers") / "waivers.toml"
+    waivers.write_text(WAIVER, encoding="utf-8")
+    con = fixture_connection(history(hostile=True))
+    return run_audit(con, checks=engine_catalogue(), waivers=waivers)
+
+
+def test_json(result: AuditResult) -> None:
+    data = json.loads(render(result, "json"))
+    assert data["snapshot"]["snapshot_id"] == result.target.snapshot_id
+    assert len(data["findings"]) == len(result.findings) == 8
+    first = data["findings"][0]
+    assert set(first) == set(FINDING_COLUMNS)
+    assert isinstance(first["evidence"], dict)  # parsed, not a string of JSON
+    assert data["summary"]["high"]["waived"] == 1
+    names = {f["resource_name"] for f in data["findings"]}
+    assert HOSTILE in names  # exactly as returned
+
+
+def test_csv(result: AuditResult) -> None:
+    rows = list(csv.DictReader(io.StringIO(render(result, "csv"))))
+    assert len(rows) == 8
+    assert tuple(rows[0]) == FINDING_COLUMNS
+    assert HOSTILE in {r["resource_name"] for r in rows}
+    assert {r["waived"] for r in rows} == {"True", "False"}
+
+
+def test_markdown_escapes_hostile_names(result: AuditResult) -> None:
+    text = render(result, "markdown")
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("| severity | state | check"))
+    table = lines[lines.index(header) : lines.index(header) + 10]
+    rows = [line for line in table if line.startswith("| ")]
+    columns = header.count(" | ") + 1
+    for line in rows:  # an unescaped pipe in a name would add a column
+        unescaped = line.replace("\\|", "")
+        assert unescaped.count("|") == columns + 1, line
+    hostile_row = next(line for line in rows if "rm -rf" in line)
+    assert "\\`rm -rf\\`" in hostile_row
+    assert "\\<img" in hostile_row and "<img" not in hostile_row.replace("\\<img", "")
+    assert "second line" in hostile_row  # the line break is folded into the cell
+
+
+def test_escape_markdown() -> None:
+    assert escape_markdown("a|b`c`*d*_e_[f](g)<h>") == "a\\|b\\`c\\`\\*d\\*\\_e\\_\\[f\\](g)\\<h\\>"
+    assert escape_markdown("two\nlines") == "two lines"
+    assert escape_markdown(None) == ""
+
+
+def test_table_prints_markup_as_text(result: AuditResult) -> None:
+    buffer = io.StringIO()
+    Console(file=buffer, width=400, color_system=None).print(findings_table(result))
+    text = buffer.getvalue()
+    assert "[bold]x[/bold]" in text  # not interpreted as rich markup
+    assert "8 checks" not in text and "3 checks;" in text
+
+
+def test_sarif_is_valid_and_carries_the_lifecycle(result: AuditResult) -> None:
+    log = json.loads(render(result, "sarif"))
+    jsonschema.validate(log, SCHEMA)
+    assert log["version"] == "2.1.0"
+    run = log["runs"][0]
+    rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert rules == ["TST001", "TST002", "TST003"]
+    results = run["results"]
+    assert len(results) == 6  # in alarm: resolved findings are not results
+    for item in results:
+        assert rules[item["ruleIndex"]] == item["ruleId"]
+    baseline = {(r["ruleId"], r["properties"]["state"]): r["baselineState"] for r in results}
+    assert baseline[("TST001", "open")] == "unchanged"
+    assert baseline[("TST001", "regressed")] == "new"
+    waived = [r for r in results if "suppressions" in r]
+    assert len(waived) == 1
+    assert waived[0]["suppressions"][0]["status"] == "accepted"
+    assert "alice@example.com" in waived[0]["suppressions"][0]["justification"]
+    levels = {r["ruleId"]: r["level"] for r in results}
+    assert levels == {"TST001": "error", "TST002": "warning", "TST003": "note"}
+
+
+def test_the_subset_schema_rejects_broken_sarif(result: AuditResult) -> None:
+    log = to_sarif(result)
+    log["runs"][0]["results"][0]["level"] = "fatal"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(log, SCHEMA)
+    log = to_sarif(result)
+    del log["runs"][0]["results"][0]["message"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(log, SCHEMA)
+
+
+def test_unknown_format(result: AuditResult) -> None:
+    with pytest.raises(ValueError, match="format must be one of"):
+        render(result, "xml")

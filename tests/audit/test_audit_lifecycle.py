@@ -1,0 +1,150 @@
+"""Finding states, first/last seen, resolve times and the three modes, on a known history."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pandas as pd
+import pytest
+from engine_world import engine_catalogue, history, service_id
+
+from toolkit.audit import AuditError, run_audit
+from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
+
+IDS = fixture_snapshot_ids(4)
+
+
+def day(n: int) -> pd.Timestamp:
+    return pd.Timestamp(datetime(2026, 1, n, tzinfo=UTC))
+
+
+def states(frame: pd.DataFrame, check: str = "TST001") -> dict[str, str]:
+    rows = frame[frame.check_id == check]
+    return {str(r.resource_id): str(r.state) for r in rows.itertuples()}
+
+
+def test_states_between_the_two_newest_snapshots() -> None:
+    result = run_audit(fixture_connection(history()), checks=engine_catalogue())
+    assert result.target.snapshot_id == IDS[3]
+    assert result.compare is not None and result.compare.snapshot_id == IDS[2]
+    assert states(result.findings) == {
+        service_id("open"): "open",
+        service_id("new"): "new",
+        service_id("resolved"): "resolved",
+        service_id("regressed"): "regressed",
+        service_id("gone"): "resolved",
+    }
+    by_id = result.findings[result.findings.check_id == "TST001"].set_index("resource_id")
+    assert by_id.loc[service_id("gone"), "status"] == "absent"
+    assert by_id.loc[service_id("resolved"), "status"] == "ok"
+    assert by_id.loc[service_id("new"), "status"] == "alarm"
+    seen = {
+        name: (by_id.loc[service_id(name), "first_seen"], by_id.loc[service_id(name), "last_seen"])
+        for name in ("open", "new", "resolved", "regressed", "gone")
+    }
+    assert seen == {
+        "open": (day(1), day(4)),
+        "new": (day(4), day(4)),
+        "resolved": (day(2), day(3)),
+        "regressed": (day(1), day(4)),
+        "gone": (day(1), day(3)),
+    }
+    assert by_id.loc[service_id("open"), "team_name"] == "payments"
+    assert by_id.loc[service_id("open"), "environment_name"] == "production"
+    assert by_id.loc[service_id("open"), "severity"] == "high"
+
+
+def test_other_checks_and_summary() -> None:
+    result = run_audit(fixture_connection(history()), checks=engine_catalogue())
+    assert states(result.findings, "TST002") == {
+        service_id("open"): "new",
+        service_id("new"): "open",
+    }
+    assert states(result.findings, "TST003") == {service_id("open"): "new"}
+    summary = result.summary()
+    assert summary.loc["high"].to_dict() == {
+        "new": 1,
+        "regressed": 1,
+        "open": 1,
+        "resolved": 2,
+        "waived": 0,
+    }
+    assert summary.loc["medium", "new"] == 1 and summary.loc["low", "new"] == 1
+    assert len(result.failing("high")) == 3
+    assert len(result.failing("low")) == 6
+
+
+def test_mean_time_to_resolve() -> None:
+    result = run_audit(fixture_connection(history()), checks=engine_catalogue())
+    mttr = result.mttr().set_index("check_id")
+    assert list(mttr.columns) == ["severity", "resolved_count", "mttr_hours"]
+    assert mttr.loc["TST001", "resolved_count"] == 4
+    assert mttr.loc["TST001", "mttr_hours"] == pytest.approx(42.0)
+    assert mttr.loc["TST001", "severity"] == "high"
+    assert mttr.loc["TST002", "resolved_count"] == 0
+    assert pd.isna(mttr.loc["TST002", "mttr_hours"])
+
+
+def test_judge_an_older_snapshot_against_a_chosen_one() -> None:
+    con = fixture_connection(history())
+    result = run_audit(con, checks=engine_catalogue(), snapshot=IDS[2], compare_to=IDS[0])
+    assert states(result.findings) == {
+        service_id("open"): "open",
+        service_id("resolved"): "new",  # in alarm since day 2, after the compared day 1
+        service_id("regressed"): "resolved",
+        service_id("gone"): "open",
+        service_id("once"): "resolved",
+    }
+    later = result.findings.set_index("resource_id")
+    assert later.loc[service_id("open"), "last_seen"] == day(3)  # nothing after the target
+
+
+def test_default_compare_is_the_complete_snapshot_before() -> None:
+    con = fixture_connection(history())
+    result = run_audit(con, checks=engine_catalogue(), snapshot=IDS[1])
+    assert result.target.snapshot_id == IDS[1]
+    assert result.compare is not None and result.compare.snapshot_id == IDS[0]
+    assert states(result.findings)[service_id("regressed")] == "resolved"
+    first = run_audit(con, checks=engine_catalogue(), snapshot=IDS[0])
+    assert first.compare is None
+    assert set(states(first.findings).values()) == {"new"}
+
+
+def test_latest_only_judges_the_last_snapshot_like_the_full_run() -> None:
+    con = fixture_connection(history())
+    full = run_audit(con, checks=engine_catalogue())
+    fast = run_audit(con, checks=engine_catalogue(), latest_only=True)
+    assert fast.latest_only and fast.target == full.target
+
+    def last(table: pd.DataFrame) -> set[tuple[str, ...]]:
+        rows = table[table.snapshot_id == full.target.snapshot_id]
+        return {tuple(map(str, r)) for r in rows.drop(columns=["snapshot_at", "seq"]).values}
+
+    assert last(fast.history) == last(full.history)
+    assert set(fast.rows.column("snapshot_id").to_pylist()) == {IDS[2], IDS[3]}
+    # TST003 compares with the previous snapshot: it must be read too, or lag() sees nothing.
+    assert states(fast.findings, "TST003") == {service_id("open"): "new"}
+    # Only the window is known: an alarm seen before it looks new, not regressed.
+    assert states(fast.findings)[service_id("regressed")] == "new"
+    assert con.execute("select count(*) from services").fetchall() == [(27,)]  # views restored
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"snapshot": "ffffffff"}, "is not a committed snapshot"),
+        ({"snapshot": "00000000-0000-7000-8000-00000000000"}, "matches several snapshots"),
+        ({"snapshot": IDS[0], "compare_to": IDS[1]}, "is not older"),
+    ],
+)
+def test_bad_snapshot_choices_say_what_to_do(kwargs: dict[str, str], message: str) -> None:
+    with pytest.raises(AuditError, match=message):
+        run_audit(fixture_connection(history()), checks=engine_catalogue(), **kwargs)
+
+
+def test_no_complete_snapshot() -> None:
+    fixture = history()
+    for entry in fixture["snapshots"]:
+        entry["status"] = "partial"
+    with pytest.raises(AuditError, match="no complete snapshot"):
+        run_audit(fixture_connection(fixture), checks=engine_catalogue())

@@ -1,0 +1,120 @@
+"""The loader refuses a check that breaks the contract, naming the file; users add folders."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from engine_world import ENGINE_CHECKS, history
+
+from toolkit.audit import Catalogue, CheckDefinitionError, run_audit
+from toolkit.audit.testing import fixture_connection
+from toolkit.config import load_settings
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+HEADER = {
+    "id": "USR001",
+    "title": "A user's check",
+    "severity": "high",
+    "area": "security",
+    "risk": "Something goes wrong.",
+    "remediation": "Do the right thing.",
+}
+GOOD_SQL = (
+    "select snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,\n"
+    "team_id, project_id, environment_id, id as service_id,\n"
+    "case when privileged then 'alarm' else 'ok' end as status,\n"
+    "'Service ' || name || ' checked.' as reason, json_object('p', privileged) as evidence\n"
+    "from services"
+)
+
+
+def write_check(folder: Path, name: str, sql: str = GOOD_SQL, **header: str) -> Path:
+    values = {**HEADER, **header}
+    lines = [f"-- {key}: {value}" for key, value in values.items() if value]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.sql"
+    path.write_text("\n".join(lines) + "\n" + sql + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "header", "message"),
+    [
+        ("USR002", {}, "header id 'USR001' differs from the file name"),
+        ("USR001", {"severity": "urgent"}, "severity 'urgent' is not one of"),
+        ("USR001", {"area": "networking"}, "area 'networking' is not one of"),
+        ("USR001", {"risk": ""}, "needs a '-- risk: ...' line"),
+        ("USR001", {"owner": "me"}, "unknown header key"),
+        ("USR001", {"param": "threshold 5"}, "must read 'name = default | one sentence'"),
+        ("usr001", {"id": "usr001"}, "must look like RES001"),
+    ],
+)
+def test_bad_headers_are_refused_naming_the_file(
+    tmp_path: Path, name: str, header: dict[str, str], message: str
+) -> None:
+    path = write_check(tmp_path / "mine", name, **header)
+    with pytest.raises(CheckDefinitionError, match=message) as caught:
+        Catalogue.load([tmp_path / "mine"], builtin=False)
+    assert str(path) in str(caught.value)
+
+
+def test_wrong_output_columns_are_refused(tmp_path: Path) -> None:
+    sql = GOOD_SQL.replace("as evidence", "as details")
+    path = write_check(tmp_path / "mine", "USR001", sql)
+    catalogue = Catalogue.load([tmp_path / "mine"], builtin=False)
+    with pytest.raises(CheckDefinitionError, match="must return exactly") as caught:
+        run_audit(fixture_connection(history()), checks=catalogue)
+    assert str(path) in str(caught.value)
+
+
+def test_sql_that_fails_is_refused_naming_the_file(tmp_path: Path) -> None:
+    path = write_check(tmp_path / "mine", "USR001", "select * from no_such_table")
+    catalogue = Catalogue.load([tmp_path / "mine"], builtin=False)
+    with pytest.raises(CheckDefinitionError, match="failed to run") as caught:
+        run_audit(fixture_connection(history()), checks=catalogue)
+    assert str(path) in str(caught.value)
+
+
+def test_evidence_that_is_not_text_is_refused(tmp_path: Path) -> None:
+    sql = GOOD_SQL.replace("json_object('p', privileged)", "struct_pack(p := privileged)")
+    write_check(tmp_path / "mine", "USR001", sql)
+    catalogue = Catalogue.load([tmp_path / "mine"], builtin=False)
+    with pytest.raises(CheckDefinitionError, match="return JSON text"):
+        run_audit(fixture_connection(history()), checks=catalogue)
+
+
+def test_a_duplicate_id_across_folders_is_refused(tmp_path: Path) -> None:
+    write_check(tmp_path / "a", "USR001")
+    write_check(tmp_path / "b" / "nested", "USR001")
+    with pytest.raises(CheckDefinitionError, match="also defined in"):
+        Catalogue.load([tmp_path / "a", tmp_path / "b"], builtin=False)
+
+
+def test_a_missing_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(CheckDefinitionError, match="does not exist"):
+        Catalogue.load([tmp_path / "nope"], builtin=False)
+
+
+def test_users_add_checks_from_a_configured_folder(tmp_path: Path) -> None:
+    write_check(tmp_path / "team-checks", "USR001")
+    config = tmp_path / "platform-audit.toml"
+    config.write_text(
+        '[audit]\nchecks = ["team-checks"]\nbuiltin_checks = false\n', encoding="utf-8"
+    )
+    settings = load_settings(config, environ={})
+    assert settings.audit_checks == (tmp_path / "team-checks",)  # relative to the file
+    fixture = history()
+    fixture["snapshots"][-1]["tables"]["services"][0]["privileged"] = True
+    result = run_audit(fixture_connection(fixture), settings=settings)
+    assert [s.id for s in result.checks] == ["USR001"]
+    assert result.findings.resource_id.tolist() == ["svc-open"]
+
+
+def test_builtin_checks_load_with_a_users_folder() -> None:
+    catalogue = Catalogue.load([ENGINE_CHECKS])
+    ids = {s.id for s in catalogue.specs}
+    assert {"TST001", "TST002", "TST003"} < ids
+    assert len(ids) > 3

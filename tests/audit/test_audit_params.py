@@ -1,0 +1,113 @@
+"""Thresholds come from configuration as DuckDB parameters; the example lists every one."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from typing import TYPE_CHECKING
+
+import pytest
+from engine_world import engine_catalogue, history, service_id
+
+from toolkit.audit import BUILTIN_CHECKS, Catalogue, CheckDefinitionError, params_example, run_audit
+from toolkit.audit.check_file import discover_checks
+from toolkit.audit.testing import fixture_connection
+from toolkit.config import example_config, load_settings
+from toolkit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pandas as pd
+
+
+def alarmed(frame: pd.DataFrame, check: str) -> set[str]:
+    rows = frame[(frame.check_id == check) & (frame.status == "alarm")]
+    return set(rows.resource_id)
+
+
+def test_configured_threshold_reaches_duckdb(tmp_path: Path) -> None:
+    con = fixture_connection(history())
+    default = run_audit(con, checks=engine_catalogue())
+    assert alarmed(default.findings, "TST002") == {service_id("open"), service_id("new")}
+    config = tmp_path / "platform-audit.toml"
+    config.write_text('[checks.TST002]\nmin_replicas = 3\nlabel = "pods"\n', encoding="utf-8")
+    settings = load_settings(config, environ={})
+    assert settings.check_params == {"TST002": {"min_replicas": 3, "label": "pods"}}
+    stricter = run_audit(con, checks=engine_catalogue(settings.check_params))
+    assert len(alarmed(stricter.findings, "TST002")) == 6  # every service but none with 3
+    reasons = stricter.findings[stricter.findings.check_id == "TST002"].reason
+    assert reasons.str.contains("pods \\(minimum 3\\)").all()
+
+
+def test_settings_overrides_apply_to_given_specs(tmp_path: Path) -> None:
+    config = tmp_path / "platform-audit.toml"
+    config.write_text("[checks.TST002]\nmin_replicas = 1\n", encoding="utf-8")
+    settings = load_settings(config, environ={})
+    specs = engine_catalogue().specs
+    result = run_audit(fixture_connection(history()), checks=specs, settings=settings)
+    assert alarmed(result.findings, "TST002") == set()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"TST002": {"min_replica": 3}}, "does not declare"),
+        ({"NOP001": {"x": 1}}, "no check NOP001 is loaded"),
+    ],
+)
+def test_unknown_settings_are_refused(
+    overrides: dict[str, dict[str, object]], message: str
+) -> None:
+    with pytest.raises(CheckDefinitionError, match=message):
+        engine_catalogue(overrides)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[checks.tst]\nx = 1\n", "named for a check id"),
+        ("[checks.TST002]\nmin_replicas = [1]\n", "must be a number, string or boolean"),
+        ('[audit]\nfail_on = "severe"\n', "fail_on must be one of"),
+        ('[audit]\nchecks = "folder"\n', "checks must be a list"),
+        ('[audit]\nwaiver = "w.toml"\n', "did you mean 'waivers'"),
+    ],
+)
+def test_bad_audit_settings_are_refused(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "platform-audit.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        load_settings(path, environ={})
+
+
+def test_example_config_lists_every_declared_parameter() -> None:
+    text = example_config()
+    for spec in discover_checks([BUILTIN_CHECKS]):
+        if not spec.params:
+            continue
+        assert f"# [checks.{spec.id}]" in text, spec.id
+        block = text.split(f"# [checks.{spec.id}]", 1)[1].split("\n\n", 1)[0]
+        for name, param in spec.params.items():
+            assert re.search(rf"^# {name} = .*# {re.escape(param.doc)}$", block, re.M), name
+
+
+def test_uncommented_example_block_is_valid_and_holds_the_defaults(tmp_path: Path) -> None:
+    specs = engine_catalogue().specs
+    block = params_example(specs)
+    uncommented = "\n".join(
+        line.removeprefix("# ") for line in block.splitlines() if line.startswith("# ")
+    )
+    parsed = tomllib.loads(uncommented)
+    assert parsed == {"checks": {"TST002": {"min_replicas": 2, "label": "replicas"}}}
+    path = tmp_path / "platform-audit.toml"
+    path.write_text(uncommented, encoding="utf-8")
+    settings = load_settings(path, environ={})
+    catalogue = Catalogue(specs, settings.check_params)
+    assert catalogue.params(catalogue.get("TST002")) == {"min_replicas": 2, "label": "replicas"}
+
+
+def test_example_config_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "platform-audit.toml"
+    path.write_text(example_config(), encoding="utf-8")
+    settings = load_settings(path, environ={})
+    assert settings.check_params == {} and settings.builtin_checks

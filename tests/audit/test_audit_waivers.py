@@ -1,0 +1,173 @@
+"""Waivers: shown not dropped, expired ones reported and not hiding, stale ones reported."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import TYPE_CHECKING
+
+import pytest
+from engine_world import engine_catalogue, history, service_id
+
+from toolkit.audit import WaiverError, load_waivers, run_audit
+from toolkit.audit.testing import fixture_connection
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from toolkit.audit import AuditResult
+
+TODAY = date(2026, 2, 1)
+WAIVERS = """
+[[waivers]]
+check = "TST001"
+resources = ["svc-open"]
+reason = "Legacy service, limit set by the runtime."
+owner = "alice@example.com"
+expires = 2026-03-01
+
+[[waivers]]
+check = "TST001"
+team = "core-*"
+environment = "prod*"
+reason = "Core team migrates these in Q1."
+owner = "bob@example.com"
+expires = 2026-01-15
+
+[[waivers]]
+check = "TST002"
+service = "n?w"
+reason = "Singleton by design."
+owner = "carol@example.com"
+expires = "2026-12-31"
+
+[[waivers]]
+check = "TST003"
+service = "does-not-exist-*"
+reason = "Left over."
+owner = "dave@example.com"
+expires = 2026-12-31
+"""
+
+
+def audit(tmp_path: Path, text: str = WAIVERS, name: str = "waivers.toml") -> AuditResult:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return run_audit(
+        fixture_connection(history()), checks=engine_catalogue(), waivers=path, today=TODAY
+    )
+
+
+def row(frame: pd.DataFrame, check: str, name: str) -> pd.Series:
+    rows = frame[(frame.check_id == check) & (frame.resource_id == service_id(name))]
+    assert len(rows) == 1, (check, name)
+    return rows.iloc[0]
+
+
+def test_waived_findings_are_shown_as_waived(tmp_path: Path) -> None:
+    result = audit(tmp_path)
+    waived = row(result.findings, "TST001", "open")
+    assert waived.waived and waived.state == "open"
+    assert waived.waiver_owner == "alice@example.com"
+    assert waived.waiver_status == "active"
+    assert row(result.findings, "TST002", "new").waived  # glob on the service name
+    assert not row(result.findings, "TST002", "open").waived
+    assert len(result.findings) == 8  # nothing dropped
+    assert result.summary().loc["high", "waived"] == 1
+    assert result.summary().loc["high", "open"] == 0
+
+
+def test_expired_waiver_stops_hiding_and_is_reported(tmp_path: Path) -> None:
+    result = audit(tmp_path)
+    regressed = row(result.findings, "TST001", "regressed")  # core-platform / production
+    assert not regressed.waived
+    assert regressed.waiver_status == "expired" and regressed.waiver_owner == "bob@example.com"
+    assert not row(result.findings, "TST001", "new").waived  # payments / staging: no match
+    report = result.waiver_report.set_index("entry")
+    assert report.loc[2, "status"] == "expired"
+    assert report.loc[2, "matched"] == 1
+    assert {"TST001"} <= set(result.failing("high").check_id)
+
+
+def test_stale_waiver_is_reported(tmp_path: Path) -> None:
+    report = audit(tmp_path).waiver_report.set_index("entry")
+    assert report.loc[4, "status"] == "stale" and report.loc[4, "matched"] == 0
+    assert report.loc[1, "status"] == "active" and report.loc[3, "status"] == "active"
+    assert report.loc[4, "selector"] == "service does-not-exist-*"
+
+
+def test_a_waiver_for_a_resolved_finding_only_is_stale(tmp_path: Path) -> None:
+    text = """
+[[waivers]]
+check = "TST001"
+resources = ["svc-resolved"]
+reason = "Fixed already."
+owner = "erin@example.com"
+expires = 2026-12-31
+"""
+    result = audit(tmp_path, text)
+    assert row(result.findings, "TST001", "resolved").waived
+    assert result.waiver_report.status.tolist() == ["stale"]
+
+
+def test_waivers_in_yaml(tmp_path: Path) -> None:
+    text = """
+waivers:
+  - check: TST001
+    resources: [svc-new]
+    reason: Being fixed.
+    owner: frank@example.com
+    expires: 2026-06-30
+"""
+    result = audit(tmp_path, text, "waivers.yaml")
+    assert row(result.findings, "TST001", "new").waived
+    assert not row(result.findings, "TST001", "open").waived
+
+
+def test_failing_ignores_waived_findings(tmp_path: Path) -> None:
+    text = "\n".join(
+        f'[[waivers]]\ncheck = "TST001"\nresources = ["svc-{name}"]\nreason = "r"\n'
+        f'owner = "o"\nexpires = 2026-12-31\n'
+        for name in ("open", "new", "regressed")
+    )
+    assert audit(tmp_path, text).failing("high").empty
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[waivers]]\ncheck = "TST001"\nreason = "r"\nowner = "o"\nexpires = 2026-01-01\n',
+         r"waiver #1 \(TST001\): say what it waives"),
+        ('[[waivers]]\ncheck = "TST001"\nservice = "x"\nowner = "o"\nexpires = 2026-01-01\n',
+         r"waiver #1 \(TST001\): 'reason' is required"),
+        ('[[waivers]]\ncheck = "TST001"\nservice = "x"\nreason = "r"\nowner = "o"\n',
+         r"'expires' is required"),
+        ('[[waivers]]\ncheck = "TST001"\nservice = "x"\nreason = "r"\nowner = "o"\n'
+         'expires = "soon"\n', r"'expires' is required, a date"),
+        ('[[waivers]]\ncheck = "TST001"\nservcie = "x"\nreason = "r"\nowner = "o"\n'
+         "expires = 2026-01-01\n", r"unknown key 'servcie'; did you mean 'service'"),
+        ('[[waivers]]\ncheck = "TST001"\nresources = []\nreason = "r"\nowner = "o"\n'
+         "expires = 2026-01-01\n", r"'resources' must be a non-empty list"),
+        ('[[waiver]]\ncheck = "TST001"\n', r"one list named 'waivers'"),
+        ("[[waivers\n", r"not valid TOML"),
+    ],
+)  # fmt: skip
+def test_bad_waiver_files_name_the_entry(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "waivers.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(WaiverError, match=message) as caught:
+        load_waivers(path)
+    assert str(path) in str(caught.value)
+
+
+def test_bad_yaml_and_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "waivers.yml"
+    path.write_text("waivers: [unclosed\n", encoding="utf-8")
+    with pytest.raises(WaiverError, match="not valid YAML"):
+        load_waivers(path)
+    path.write_text("waivers:\n  - just a string\n", encoding="utf-8")
+    with pytest.raises(WaiverError, match="waiver #1 must be a table"):
+        load_waivers(path)
+    with pytest.raises(WaiverError, match="does not exist"):
+        load_waivers(tmp_path / "nope.toml")

@@ -1,0 +1,99 @@
+"""Which checks run, and with which thresholds: built-in checks, the user's folders, the config.
+
+The built-in checks ship in ``toolkit/audit/checks``; ``[audit] checks = ["folder", ...]``
+adds the user's own without touching the package, and ``[checks.ID]`` tables override the
+defaults a check declares in its header. Example::
+
+    catalogue = Catalogue.from_settings(load_settings())
+    for spec in catalogue.specs:
+        params = catalogue.params(spec)      # {"min_ratio": 6}: defaults, then configuration
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
+from toolkit.errors import CheckDefinitionError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from pathlib import Path
+
+    from toolkit.audit.check_file import CheckSpec
+    from toolkit.config import Settings
+
+__all__ = ["Catalogue", "params_example"]
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """The checks to run and the configured parameter overrides, validated together."""
+
+    specs: tuple[CheckSpec, ...]
+    overrides: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        by_id = {spec.id: spec for spec in self.specs}
+        for check_id, values in self.overrides.items():
+            spec = by_id.get(check_id)
+            if spec is None:
+                raise CheckDefinitionError(
+                    f"configuration has [checks.{check_id}], but no check {check_id} is loaded; "
+                    "fix the id or add the folder that holds it to [audit] checks"
+                )
+            spec.bind(values)  # refuses a parameter the check does not declare
+
+    @classmethod
+    def load(
+        cls,
+        folders: Iterable[Path] = (),
+        overrides: Mapping[str, Mapping[str, object]] | None = None,
+        *,
+        builtin: bool = True,
+    ) -> Catalogue:
+        """The built-in checks (unless ``builtin=False``) plus those of ``folders``."""
+        roots = [BUILTIN_CHECKS, *folders] if builtin else list(folders)
+        return cls(tuple(discover_checks(roots)), dict(overrides or {}))
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None) -> Catalogue:
+        """The checks and thresholds that ``settings`` name (built-in only when None)."""
+        if settings is None:
+            return cls.load()
+        return cls.load(
+            settings.audit_checks, settings.check_params, builtin=settings.builtin_checks
+        )
+
+    def params(self, spec: CheckSpec) -> dict[str, object]:
+        """The values DuckDB receives for ``spec``: its defaults, then the configuration."""
+        return spec.bind(self.overrides.get(spec.id))
+
+    def get(self, check_id: str) -> CheckSpec:
+        for spec in self.specs:
+            if spec.id == check_id:
+                return spec
+        raise KeyError(check_id)
+
+
+def params_example(specs: Iterable[CheckSpec] | None = None) -> str:
+    """The commented ``[checks.ID]`` block of the example config, from the checks' headers.
+
+    Every declared parameter appears with its default and its one-sentence meaning, so the
+    example never drifts from the checks (``platform-audit init`` writes it).
+    """
+    chosen = list(discover_checks([BUILTIN_CHECKS]) if specs is None else specs)
+    blocks: list[str] = []
+    for spec in chosen:
+        if not spec.params:
+            continue
+        lines = [f"# [checks.{spec.id}]  # {spec.title}"]
+        for param in spec.params.values():
+            value = json.dumps(param.default)
+            lines.append(f"# {param.name} = {value}  # {param.doc}")
+        blocks.append("\n".join(lines))
+    if not blocks:
+        return "# (no built-in check declares a parameter yet)\n"
+    return "\n\n".join(blocks) + "\n"

@@ -1,0 +1,293 @@
+"""The audit engine: every check over the whole history, then findings, states and waivers.
+
+Each check runs once over all committed snapshots (its SQL compares snapshots itself); the
+Arrow results are registered in DuckDB as one table, ``audit_rows``, and the lifecycle
+(:mod:`toolkit.audit.lifecycle`) and the waivers (:mod:`toolkit.audit.waivers`) are SQL
+over it. Example::
+
+    from toolkit.audit import run_audit
+    from toolkit.snapshot import Store
+
+    result = run_audit(Store.open("data/store"))              # newest vs the one before
+    result = run_audit(store, snapshot="0193...", compare_to="0192...")
+    result = run_audit(store, latest_only=True)                # fast: two snapshots read
+    result.findings, result.summary(), result.mttr(), result.waiver_report
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toolkit.audit.catalogue import Catalogue
+from toolkit.audit.check_file import OUTPUT_COLUMNS, SEVERITIES
+from toolkit.audit.check_run import ensure_views, run_check
+from toolkit.audit.findings import AuditResult, SnapshotRef
+from toolkit.audit.lifecycle import (
+    build_judged,
+    build_names,
+    findings_table,
+    mean_time_to_resolve,
+    query_frame,
+)
+from toolkit.audit.scope import hot_tables, scoped
+from toolkit.audit.waivers import apply_waivers, waivers_from
+from toolkit.errors import AuditError, CheckDefinitionError
+from toolkit.snapshot import Store
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+    from pathlib import Path
+
+    import duckdb
+
+    from toolkit.audit.check_file import CheckSpec
+    from toolkit.audit.waivers import Waiver
+    from toolkit.config import Settings
+
+__all__ = [
+    "ROW_SCHEMA",
+    "STATUS_SCHEMA",
+    "CheckRows",
+    "committed_snapshots",
+    "run_audit",
+    "run_checks",
+    "select_snapshots",
+]
+
+ROW_SCHEMA = pa.schema([("check_id", pa.string()), *((c, pa.string()) for c in OUTPUT_COLUMNS)])
+"""``audit_details``: a check's output columns as text, after the check's id."""
+_TEXT = pa.dictionary(pa.int32(), pa.string())
+STATUS_SCHEMA = pa.schema(
+    [(name, _TEXT) for name in ("check_id", "snapshot_id", "resource_id", "status")]
+)
+"""``audit_rows``: every check row's identity and status."""
+
+
+def run_audit(
+    source: Store | duckdb.DuckDBPyConnection,
+    *,
+    settings: Settings | None = None,
+    checks: Catalogue | Sequence[CheckSpec] | None = None,
+    snapshot: str | None = None,
+    compare_to: str | None = None,
+    waivers: Path | Sequence[Waiver] | None = None,
+    latest_only: bool = False,
+    today: date | None = None,
+) -> AuditResult:
+    """Run the checks and judge ``snapshot`` (default: the newest complete one).
+
+    ``compare_to`` defaults to the complete snapshot before it. ``source`` is a store or a
+    DuckDB connection that has the store's views (``store.duckdb()``, or a fixture's);
+    ``checks`` defaults to the built-in ones plus the folders ``settings`` name, with the
+    thresholds it sets. ``waivers`` (a file or parsed waivers) defaults to the configured
+    file. ``latest_only`` reads only the judged and compared snapshots and the one before
+    the judged one, so ``first_seen``, ``regressed`` and resolve times see only those.
+    Tables that several checks read are copied into DuckDB once for the run (see
+    :mod:`toolkit.audit.scope`); ``result.timings`` says where the time went.
+    ``today`` decides which waivers have expired (default: today, UTC).
+    """
+    con = source.duckdb() if isinstance(source, Store) else source
+    catalogue = _catalogue(checks, settings)
+    chosen = waivers_from(waivers, settings.waivers_file if settings else None)  # fail early
+    ensure_views(con)
+    committed = committed_snapshots(con)
+    target, compare = select_snapshots(committed, snapshot, compare_to)
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    window = _window(committed, target, compare) if latest_only else None
+    ids = [s.snapshot_id for s in window] if window is not None else None
+    cache = hot_tables(catalogue.specs, _row_counts(con, ids))
+    with scoped(con, ids, cache):
+        timings["scope"] = time.perf_counter() - started
+        keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
+        rows = run_checks(con, catalogue, keep, timings)
+        build_names(con, target.snapshot_id, compare.snapshot_id if compare else None)
+    timings["checks"] = time.perf_counter() - started
+    started = time.perf_counter()
+    con.register("audit_rows", rows.status)
+    con.register("audit_details", rows.details)
+    con.register("audit_checks", _checks_table(catalogue.specs))
+    build_judged(con)
+    findings_table(con, target.seq, compare.seq if compare else None)
+    findings, report = apply_waivers(con, chosen, today or datetime.now(UTC).date())
+    mttr = mean_time_to_resolve(con, target.seq)
+    timings["lifecycle"] = time.perf_counter() - started
+    times = query_frame(con, "select snapshot_id, snapshot_at, seq from snapshots")
+    return AuditResult(
+        target=target,
+        compare=compare,
+        checks=catalogue.specs,
+        findings=findings,
+        waiver_report=report,
+        rows=rows.status,
+        details=rows.details,
+        snapshot_times=times,
+        mttr_table=mttr,
+        timings=timings,
+        latest_only=latest_only,
+    )
+
+
+@dataclass(frozen=True)
+class CheckRows:
+    """What the checks returned: every row's status, and the full rows of a few snapshots.
+
+    ``status`` (:data:`STATUS_SCHEMA`, dictionary-encoded) covers every snapshot, which is all
+    the lifecycle needs; ``details`` (:data:`ROW_SCHEMA`) keeps reason and evidence for the
+    judged and compared snapshots only, so a long history fits in memory.
+    """
+
+    status: pa.Table
+    details: pa.Table
+
+
+def run_checks(
+    con: duckdb.DuckDBPyConnection,
+    catalogue: Catalogue,
+    keep: Collection[str],
+    timings: dict[str, float] | None = None,
+) -> CheckRows:
+    """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids."""
+    status, details = [STATUS_SCHEMA.empty_table()], [ROW_SCHEMA.empty_table()]
+    wanted = pa.array(sorted(keep), pa.string())
+    for spec in catalogue.specs:
+        started = time.perf_counter()
+        result = _as_text(run_check(con, spec, catalogue.overrides.get(spec.id)), spec)
+        status.append(
+            pa.Table.from_arrays(
+                [result.column(c).dictionary_encode() for c in STATUS_SCHEMA.names],
+                schema=STATUS_SCHEMA,
+            )
+        )
+        details.append(result.filter(pc.is_in(result.column("snapshot_id"), wanted)))
+        if timings is not None:
+            timings[spec.id] = time.perf_counter() - started
+    return CheckRows(pa.concat_tables(status), pa.concat_tables(details))
+
+
+def _as_text(result: pa.Table, spec: CheckSpec) -> pa.Table:
+    """The check's columns as strings, after a ``check_id`` column."""
+    columns = [pa.repeat(pa.scalar(spec.id, pa.string()), result.num_rows)]
+    for name in OUTPUT_COLUMNS:
+        column = result.column(name)
+        if pa.types.is_string(column.type):
+            columns.append(column.combine_chunks())
+            continue
+        try:
+            columns.append(pc.cast(column, pa.string()).combine_chunks())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise CheckDefinitionError(
+                f"{spec.path}: column {name} is {column.type}, which does not read as text; "
+                "return JSON text for evidence (to_json(struct_pack(...)))"
+            ) from exc
+    return pa.Table.from_arrays(columns, schema=ROW_SCHEMA)
+
+
+def committed_snapshots(con: duckdb.DuckDBPyConnection) -> list[SnapshotRef]:
+    """The committed snapshots (complete or partial) of the connection, oldest first."""
+    rows = con.sql(
+        "select snapshot_id, seq, snapshot_at, status from snapshots "
+        "where status in ('complete', 'partial') order by seq"
+    ).fetchall()
+    return [SnapshotRef(str(i), int(q), at, str(st)) for i, q, at, st in rows]
+
+
+def select_snapshots(
+    committed: Sequence[SnapshotRef], snapshot: str | None, compare_to: str | None
+) -> tuple[SnapshotRef, SnapshotRef | None]:
+    """The judged snapshot and the one it is compared with (ids or unique id prefixes)."""
+    if snapshot is None:
+        complete = [s for s in committed if s.status == "complete"]
+        if not complete:
+            raise AuditError(
+                "the store has no complete snapshot yet: run `platform-audit snapshot` first"
+            )
+        target = complete[-1]
+    else:
+        target = _find(committed, snapshot)
+    if compare_to is not None:
+        compare = _find(committed, compare_to)
+        if compare.seq >= target.seq:
+            raise AuditError(
+                f"--compare-to {compare.snapshot_id} is not older than the judged snapshot "
+                f"{target.snapshot_id}; compare with an earlier one (`platform-audit store ls`)"
+            )
+        return target, compare
+    earlier = [s for s in committed if s.seq < target.seq and s.status == "complete"]
+    return target, (earlier[-1] if earlier else None)
+
+
+def _find(committed: Sequence[SnapshotRef], wanted: str) -> SnapshotRef:
+    found = [s for s in committed if s.snapshot_id.startswith(wanted)] if wanted else []
+    exact = [s for s in found if s.snapshot_id == wanted]
+    if exact or len(found) == 1:
+        return (exact or found)[0]
+    which = "matches several snapshots" if found else "is not a committed snapshot"
+    raise AuditError(f"snapshot {wanted!r} {which}: list them with `platform-audit store ls`")
+
+
+def _window(
+    committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
+) -> list[SnapshotRef]:
+    """The judged snapshot, the one before it (for checks using lag) and the compared one."""
+    before = [s for s in committed if s.seq < target.seq]
+    chosen = {target.snapshot_id: target}
+    if before:
+        chosen[before[-1].snapshot_id] = before[-1]
+    if compare is not None:
+        chosen[compare.snapshot_id] = compare
+    return sorted(chosen.values(), key=lambda s: s.seq)
+
+
+def _row_counts(con: duckdb.DuckDBPyConnection, ids: Sequence[str] | None) -> dict[str, int]:
+    """Rows per table over the committed snapshots (or ``ids``), from the snapshots rows."""
+    rows = con.execute(
+        "select unnest(map_keys(row_counts)) as name, unnest(map_values(row_counts)) as n, "
+        "snapshot_id from snapshots where status in ('complete', 'partial')"
+    ).fetchall()
+    wanted = set(ids) if ids is not None else None
+    totals: dict[str, int] = {}
+    for name, count, snapshot_id in rows:
+        if wanted is None or snapshot_id in wanted:
+            totals[str(name)] = totals.get(str(name), 0) + int(count or 0)
+    return totals
+
+
+def _catalogue(
+    checks: Catalogue | Sequence[CheckSpec] | None, settings: Settings | None
+) -> Catalogue:
+    if isinstance(checks, Catalogue):
+        return checks
+    if checks is None:
+        return Catalogue.from_settings(settings)
+    specs = tuple(checks)
+    chosen = {s.id for s in specs}
+    overrides = settings.check_params if settings else {}
+    return Catalogue(specs, {k: v for k, v in overrides.items() if k in chosen})
+
+
+def _checks_table(specs: Sequence[CheckSpec]) -> pa.Table:
+    return pa.table(
+        {
+            "check_id": [s.id for s in specs],
+            "title": [s.title for s in specs],
+            "severity": [s.severity for s in specs],
+            "area": [s.area for s in specs],
+            "severity_rank": [SEVERITIES.index(s.severity) for s in specs],
+        },
+        schema=pa.schema(
+            [
+                ("check_id", pa.string()),
+                ("title", pa.string()),
+                ("severity", pa.string()),
+                ("area", pa.string()),
+                ("severity_rank", pa.int64()),
+            ]
+        ),
+    )

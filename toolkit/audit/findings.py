@@ -1,0 +1,144 @@
+"""What an audit returns: findings between two snapshots, waivers, history and resolve times.
+
+>>> result = run_audit(Store.open("data/store"))                       # doctest: +SKIP
+>>> result.findings[["check_id", "resource_name", "state", "waived"]]   # doctest: +SKIP
+>>> result.summary()                    # counts per severity and state  # doctest: +SKIP
+>>> result.failing("high")              # what would fail a CI gate      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import pandas as pd
+import pyarrow as pa
+
+from toolkit.audit.check_file import SEVERITIES
+from toolkit.audit.lifecycle import STATES
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from toolkit.audit.check_file import CheckSpec
+
+__all__ = ["ALARMING", "FINDING_COLUMNS", "AuditResult", "SnapshotRef", "at_or_above"]
+
+_PLAIN = pa.schema([(n, pa.string()) for n in ("check_id", "snapshot_id", "resource_id", "status")])
+ALARMING = ("new", "regressed", "open")
+"""States of a finding that is in alarm in the judged snapshot."""
+
+FINDING_COLUMNS = (
+    "check_id",
+    "title",
+    "severity",
+    "area",
+    "resource_type",
+    "resource_id",
+    "resource_name",
+    "team_id",
+    "team_name",
+    "project_id",
+    "project_name",
+    "environment_id",
+    "environment_name",
+    "service_id",
+    "service_name",
+    "status",
+    "state",
+    "waived",
+    "waiver_status",
+    "waiver_owner",
+    "waiver_reason",
+    "waiver_expires",
+    "reason",
+    "evidence",
+    "first_seen",
+    "last_seen",
+    "snapshot_id",
+)
+
+
+def at_or_above(severity: str) -> tuple[str, ...]:
+    """The severities at or above ``severity`` (``"high"`` -> critical, high)."""
+    if severity not in SEVERITIES:
+        raise ValueError(f"severity must be one of {', '.join(SEVERITIES)}, not {severity!r}")
+    return SEVERITIES[: SEVERITIES.index(severity) + 1]
+
+
+@dataclass(frozen=True)
+class SnapshotRef:
+    """A committed snapshot: its id, its place in the chain, when it was taken, its status."""
+
+    snapshot_id: str
+    seq: int
+    snapshot_at: datetime
+    status: str
+
+
+@dataclass(frozen=True, eq=False)
+class AuditResult:
+    """The outcome of :func:`~toolkit.audit.run_audit`.
+
+    ``findings`` has one row per finding whose state between ``compare`` and ``target`` is
+    new, regressed, open or resolved (columns :data:`FINDING_COLUMNS`); ``waiver_report``
+    one row per waiver (``status`` active, expired or stale); ``rows`` every check row of the
+    run (check_id, snapshot_id, resource_id, status); ``details`` the full rows (reason,
+    evidence, owners) of the judged and compared snapshots.
+    """
+
+    target: SnapshotRef
+    compare: SnapshotRef | None
+    checks: tuple[CheckSpec, ...]
+    findings: pd.DataFrame
+    waiver_report: pd.DataFrame
+    rows: pa.Table = field(repr=False)
+    details: pa.Table = field(repr=False)
+    snapshot_times: pd.DataFrame = field(repr=False)
+    mttr_table: pd.DataFrame = field(repr=False)
+    timings: dict[str, float] = field(default_factory=dict, repr=False)
+    latest_only: bool = False
+
+    def summary(self) -> pd.DataFrame:
+        """Counts per severity (rows, most severe first): one column per state, and waived.
+
+        The state columns count unwaived findings; ``waived`` counts waived ones in alarm.
+        """
+        frame = self.findings
+        counts = {
+            state: [
+                int(((frame.severity == s) & (frame.state == state) & ~frame.waived).sum())
+                for s in SEVERITIES
+            ]
+            for state in STATES
+        }
+        alarming = frame.state.isin(ALARMING) & frame.waived
+        counts["waived"] = [int((alarming & (frame.severity == s)).sum()) for s in SEVERITIES]
+        return pd.DataFrame(counts, index=pd.Index(SEVERITIES, name="severity"))
+
+    def failing(self, fail_on: str) -> pd.DataFrame:
+        """Unwaived findings in alarm (new, regressed, open) at or above ``fail_on``."""
+        frame = self.findings
+        mask = frame.state.isin(ALARMING) & ~frame.waived
+        return frame[mask & frame.severity.isin(at_or_above(fail_on))]
+
+    def mttr(self) -> pd.DataFrame:
+        """Mean time to resolve per check: ``check_id, severity, resolved_count, mttr_hours``.
+
+        Over the history up to the judged snapshot (only the snapshots run in latest-only
+        mode); ``mttr_hours`` is NaN for a check none of whose alarms was resolved yet.
+        """
+        return self.mttr_table.copy(deep=True)
+
+    @cached_property
+    def history(self) -> pd.DataFrame:
+        """Every check row of the run (check, snapshot, resource, status) with the snapshot's
+        time and the check's metadata: the whole history of every finding."""
+        meta = pd.DataFrame(
+            [(c.id, c.title, c.severity, c.area) for c in self.checks],
+            columns=["check_id", "title", "severity", "area"],
+        )
+        rows: pd.DataFrame = self.rows.cast(_PLAIN).to_pandas()
+        merged = rows.merge(self.snapshot_times, on="snapshot_id", how="left")
+        return merged.merge(meta, on="check_id", how="left")

@@ -1,0 +1,202 @@
+"""An audit result as text: a terminal table, JSON, CSV, Markdown (SARIF is in ``sarif.py``).
+
+Everything the platform returned (names, reasons, evidence) is plain text in every format:
+the table uses rich ``Text`` (no markup is interpreted), Markdown escapes every character
+that could start markup (pipes and backticks included) and folds line breaks, JSON and CSV
+are written by their standard-library writers. Example::
+
+    print(render(result, "markdown"))
+    console.print(findings_table(result))
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from toolkit.audit.findings import FINDING_COLUMNS
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from toolkit.audit.findings import AuditResult, SnapshotRef
+
+__all__ = ["FORMATS", "escape_markdown", "findings_table", "frame_records", "render", "to_records"]
+
+FORMATS = ("table", "json", "csv", "markdown", "sarif")
+_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
+_SCALARS = (float, int, str, datetime, date, type(pd.NaT), type(pd.NA))
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+
+
+def render(result: AuditResult, fmt: str) -> str:
+    """The result in ``fmt`` (json, csv, markdown, sarif or table) as one string."""
+    if fmt == "json":
+        return json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        return to_csv(result)
+    if fmt == "markdown":
+        return to_markdown(result)
+    if fmt == "sarif":
+        from toolkit.audit.sarif import to_sarif
+
+        return json.dumps(to_sarif(result), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "table":
+        from rich.console import Console
+
+        buffer = io.StringIO()
+        Console(file=buffer, width=160, color_system=None).print(findings_table(result))
+        return buffer.getvalue()
+    raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A DataFrame's rows as dicts of plain Python values (missing values are None)."""
+    return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def to_records(result: AuditResult) -> list[dict[str, Any]]:
+    """The findings as JSON-ready dicts (timestamps in ISO 8601, evidence parsed)."""
+    records = frame_records(result.findings[list(FINDING_COLUMNS)])
+    for record in records:
+        record["evidence"] = _evidence(record["evidence"])
+    return records
+
+
+def to_json(result: AuditResult) -> dict[str, Any]:
+    """Judged and compared snapshots, counts, findings and the waiver report."""
+    summary = result.summary()
+    return {
+        "snapshot": _ref(result.target),
+        "compared_to": _ref(result.compare) if result.compare else None,
+        "latest_only": result.latest_only,
+        "checks": len(result.checks),
+        "summary": {sev: {k: int(v) for k, v in row.items()} for sev, row in summary.iterrows()},
+        "findings": to_records(result),
+        "waivers": frame_records(result.waiver_report),
+    }
+
+
+def to_csv(result: AuditResult) -> str:
+    """One line per finding, every column of :data:`FINDING_COLUMNS`."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(FINDING_COLUMNS)
+    for row in result.findings[list(FINDING_COLUMNS)].itertuples(index=False):
+        writer.writerow(["" if _plain(v) is None else _plain(v) for v in row])
+    return buffer.getvalue()
+
+
+def escape_markdown(value: object) -> str:
+    """Text safe in a Markdown table cell: line breaks folded, markup characters escaped."""
+    text = "" if _plain(value) is None else str(_plain(value))
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def to_markdown(result: AuditResult) -> str:
+    """A review-ready report: the snapshots, counts per severity, findings, waivers."""
+    compared = f" compared with `{result.compare.snapshot_id}`" if result.compare else ""
+    lines = [
+        "# Platform audit",
+        "",
+        f"Snapshot `{result.target.snapshot_id}` taken {result.target.snapshot_at:%Y-%m-%d %H:%M} "
+        f"UTC{compared}; {len(result.checks)} checks.",
+        "",
+        "| severity | new | regressed | open | resolved | waived |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for severity, row in result.summary().iterrows():
+        lines.append(f"| {severity} | " + " | ".join(str(int(v)) for v in row) + " |")
+    lines += ["", "## Findings", ""]
+    if result.findings.empty:
+        lines.append("No findings.")
+    else:
+        lines += [
+            "| severity | state | check | resource | team | reason | waived |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for f in frame_records(result.findings):
+            waived = f"yes ({escape_markdown(f['waiver_owner'])})" if f["waived"] else "no"
+            cells = [
+                escape_markdown(f["severity"]),
+                escape_markdown(f["state"]),
+                f"{escape_markdown(f['check_id'])} {escape_markdown(f['title'])}",
+                escape_markdown(f["resource_name"] or f["resource_id"]),
+                escape_markdown(f["team_name"] or f["team_id"]),
+                escape_markdown(f["reason"]),
+                waived,
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+    if not result.waiver_report.empty:
+        lines += ["", "## Waivers", "", "| entry | check | matches | owner | expires | status |"]
+        lines.append("|---:|---|---|---|---|---|")
+        for w in frame_records(result.waiver_report):
+            cells = [
+                str(w["entry"]),
+                escape_markdown(w["check_id"]),
+                escape_markdown(w["selector"]),
+            ]
+            cells += [escape_markdown(w[k]) for k in ("owner", "expires", "status")]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def findings_table(result: AuditResult) -> RenderableType:
+    """A rich table of the findings and a one-line summary; cell text is never markup."""
+    table = Table(title=Text(f"findings in snapshot {result.target.snapshot_id}"))
+    for column in ("severity", "state", "check", "resource", "team", "reason", "waived"):
+        table.add_column(column)
+    for f in frame_records(result.findings):
+        table.add_row(
+            Text(str(f["severity"]), style=_STYLE.get(str(f["severity"]), "")),
+            Text(str(f["state"])),
+            Text(str(f["check_id"])),
+            Text(str(f["resource_name"] or f["resource_id"])),
+            Text(str(f["team_name"] or f["team_id"] or "")),
+            Text(str(f["reason"] or "")),
+            Text(f"yes ({f['waiver_owner']})" if f["waived"] else "no"),
+        )
+    counts = result.summary().sum()
+    line = ", ".join(f"{int(counts[k])} {k}" for k in counts.index)
+    return Group(table, Text(f"{len(result.checks)} checks; {line}"))
+
+
+def _ref(ref: SnapshotRef) -> dict[str, Any]:
+    return {
+        "snapshot_id": ref.snapshot_id,
+        "seq": ref.seq,
+        "snapshot_at": ref.snapshot_at.isoformat(),
+        "status": ref.status,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """pandas' and numpy's values as plain Python: NaN/NaT/None -> None, times -> ISO text."""
+    if value is None or (isinstance(value, _SCALARS) and pd.isna(value)):
+        return None
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, np.ndarray):  # list columns
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return _plain(value.item())
+    return value
+
+
+def _evidence(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value

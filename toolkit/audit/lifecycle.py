@@ -1,0 +1,226 @@
+"""Findings over time, in DuckDB SQL over the union of every check's rows.
+
+A finding is a check id plus a resource id. Between a target snapshot T and the snapshot it
+is compared with, C (older), its state is:
+
+* ``new``       in alarm at T, not at C, and never in alarm at or before C;
+* ``open``      in alarm at T and at C;
+* ``regressed`` in alarm at T, not at C, but in alarm at some snapshot before C;
+* ``resolved``  in alarm at C, and ok or absent (the resource is gone) at T.
+
+With C the snapshot just before T (the default) "before C" is simply "ever before". With
+no C (T is the first snapshot) every alarm is new. ``first_seen`` and ``last_seen`` are the
+first and last snapshot, up to T, in which the finding was in alarm. The engine registers
+every check row's status as ``audit_rows``, the full rows of T and C as ``audit_details``
+(Arrow tables) and the check metadata as ``audit_checks`` before calling these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import duckdb
+    import pandas as pd
+
+__all__ = [
+    "STATES",
+    "build_judged",
+    "build_names",
+    "findings_table",
+    "mean_time_to_resolve",
+    "query_frame",
+]
+
+STATES = ("new", "regressed", "open", "resolved")
+
+# One row per finding and snapshot: in alarm when any of the check's rows for that resource
+# alarms.
+_JUDGED_SQL = """
+create or replace temp table audit_judged as
+select
+    r.check_id::varchar as check_id,
+    r.resource_id::varchar as resource_id,
+    r.snapshot_id::varchar as snapshot_id,
+    s.seq,
+    s.snapshot_at,
+    bool_or(r.status = 'alarm') as alarm
+from audit_rows r
+join snapshots s on s.snapshot_id = r.snapshot_id and s.status in ('complete', 'partial')
+group by all
+"""
+
+_FINDINGS_SQL = """
+create or replace temp table audit_findings as
+with per_finding as (
+    select
+        check_id,
+        resource_id,
+        coalesce(bool_or(alarm and seq = $target), false) as alarm_now,
+        coalesce(bool_or(alarm and seq = $compare), false) as alarm_then,
+        coalesce(bool_or(alarm and seq < $compare), false) as alarmed_before,
+        bool_or(seq = $target) as present_now,
+        min(snapshot_at) filter (where alarm) as first_seen,
+        max(snapshot_at) filter (where alarm) as last_seen,
+        arg_max(snapshot_id, seq) filter (where seq = $target or seq = $compare) as snapshot_id
+    from audit_judged
+    where seq <= $target
+    group by check_id, resource_id
+),
+details as (  -- the alarming row of a resource (else an ok one), in the two snapshots
+    select
+        check_id,
+        resource_id,
+        snapshot_id,
+        arg_max(
+            struct_pack(
+                resource_type, resource_name, team_id, project_id, environment_id,
+                service_id, reason, evidence
+            ),
+            (status = 'alarm')::integer
+        ) as d
+    from audit_details
+    group by check_id, resource_id, snapshot_id
+),
+stated as (
+    select
+        *,
+        case
+            when alarm_now and alarm_then then 'open'
+            when alarm_now and alarmed_before then 'regressed'
+            when alarm_now then 'new'
+            when alarm_then then 'resolved'
+        end as state
+    from per_finding
+    join details using (check_id, resource_id, snapshot_id)
+    where alarm_now or alarm_then
+)
+select
+    f.check_id,
+    c.title,
+    c.severity,
+    c.area,
+    f.d.resource_type,
+    f.resource_id,
+    f.d.resource_name,
+    f.d.team_id,
+    tm.name as team_name,
+    f.d.project_id,
+    pj.name as project_name,
+    f.d.environment_id,
+    en.name as environment_name,
+    f.d.service_id,
+    sv.name as service_name,
+    case when f.alarm_now then 'alarm' when f.present_now then 'ok' else 'absent' end as status,
+    f.state,
+    f.d.reason,
+    f.d.evidence,
+    f.first_seen,
+    f.last_seen,
+    f.snapshot_id,
+    c.severity_rank
+from stated f
+join audit_checks c on c.check_id = f.check_id
+left join audit_names tm
+    on tm.kind = 'team' and tm.snapshot_id = f.snapshot_id and tm.id = f.d.team_id
+left join audit_names pj
+    on pj.kind = 'project' and pj.snapshot_id = f.snapshot_id and pj.id = f.d.project_id
+left join audit_names en
+    on en.kind = 'environment' and en.snapshot_id = f.snapshot_id and en.id = f.d.environment_id
+left join audit_names sv
+    on sv.kind = 'service' and sv.snapshot_id = f.snapshot_id and sv.id = f.d.service_id
+"""
+
+# The owners' names in the judged and compared snapshots, for reports and waiver globs.
+# The snapshot ids are parameters, so DuckDB reads only those snapshots from the store.
+_NAMES_SQL = """
+create or replace temp table audit_names as
+select 'team' as kind, snapshot_id, id, name from teams where snapshot_id in ($a, $b)
+union all
+select 'project', snapshot_id, id, name from projects where snapshot_id in ($a, $b)
+union all
+select 'environment', snapshot_id, id, name from environments where snapshot_id in ($a, $b)
+union all
+select 'service', snapshot_id, id, name from services where snapshot_id in ($a, $b)
+"""
+
+# Alarm episodes: runs of consecutive snapshots in alarm (gaps and islands over the
+# position of each committed snapshot). An episode followed by a snapshot that is not in
+# alarm was resolved then; its time to resolve runs from its first alarm to that snapshot.
+_MTTR_SQL = """
+with positions as (
+    select snapshot_id, snapshot_at, row_number() over (order by seq) as pos
+    from snapshots
+    where status in ('complete', 'partial') and seq <= $target
+),
+alarms as (
+    select j.check_id, j.resource_id, p.pos, p.snapshot_at
+    from audit_judged j
+    join positions p using (snapshot_id)
+    where j.alarm
+),
+islands as (
+    select
+        *,
+        pos - row_number() over (partition by check_id, resource_id order by pos) as island
+    from alarms
+),
+episodes as (
+    select check_id, resource_id, min(snapshot_at) as started, max(pos) as last_pos
+    from islands
+    group by check_id, resource_id, island
+),
+resolved as (
+    select e.check_id, epoch(p.snapshot_at) - epoch(e.started) as seconds
+    from episodes e
+    join positions p on p.pos = e.last_pos + 1
+)
+select
+    c.check_id,
+    c.severity,
+    count(r.seconds) as resolved_count,
+    avg(r.seconds) / 3600.0 as mttr_hours
+from audit_checks c
+left join resolved r on r.check_id = c.check_id
+group by c.check_id, c.severity, c.severity_rank
+order by c.severity_rank, c.check_id
+"""
+
+
+def build_judged(con: duckdb.DuckDBPyConnection) -> None:
+    """``audit_judged``: one row per finding and snapshot, from ``audit_rows``."""
+    con.execute(_JUDGED_SQL)
+
+
+def build_names(con: duckdb.DuckDBPyConnection, target: str, compare: str | None) -> None:
+    """``audit_names``: team, project, environment and service names of the two snapshots."""
+    con.execute(_NAMES_SQL, {"a": target, "b": compare or target})
+
+
+def findings_table(
+    con: duckdb.DuckDBPyConnection, target_seq: int, compare_seq: int | None
+) -> None:
+    """``audit_findings``: every finding whose state between the two snapshots is one of
+    :data:`STATES`, with its check's metadata and the names of its owners."""
+    con.execute(_FINDINGS_SQL, {"target": target_seq, "compare": compare_seq})
+
+
+def mean_time_to_resolve(con: duckdb.DuckDBPyConnection, target_seq: int) -> pd.DataFrame:
+    """Per check: ``check_id, severity, resolved_count, mttr_hours`` over history up to T.
+
+    ``mttr_hours`` is null for a check none of whose alarms has been resolved yet.
+    """
+    return query_frame(con, _MTTR_SQL, {"target": target_seq})
+
+
+def query_frame(
+    con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, object] | None = None
+) -> pd.DataFrame:
+    """A query's result as a DataFrame, through Arrow (so the declared types decide)."""
+    table = con.sql(sql, params=dict(params or {})).to_arrow_table()
+    if table is None:
+        raise ValueError("query_frame() needs a query that returns rows")
+    frame: pd.DataFrame = table.to_pandas()
+    return frame

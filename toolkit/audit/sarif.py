@@ -1,0 +1,126 @@
+"""An audit result as SARIF 2.1.0, for code-scanning dashboards and CI annotations.
+
+One rule per check (title, risk, remediation, severity), one result per finding in alarm
+(new, regressed or open). A platform resource has no file, so a result's location is a
+logical location: ``team/project/environment/resource``. ``baselineState`` carries the
+lifecycle (new and regressed are ``new``, open is ``unchanged``), and a waived finding
+carries an accepted external suppression with its owner and reason, so it is shown as
+suppressed rather than dropped. Example::
+
+    json.dump(to_sarif(result), open("audit.sarif", "w"))
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+from toolkit import __version__
+from toolkit.audit.findings import ALARMING
+from toolkit.audit.formats import frame_records
+
+if TYPE_CHECKING:
+    from toolkit.audit.findings import AuditResult
+
+__all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "to_sarif"]
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {"critical": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
+# GitHub code scanning reads this property (a CVSS-like score) to rank security results.
+_SCORE = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "0.0"}
+_BASELINE = {"new": "new", "regressed": "new", "open": "unchanged"}
+
+
+def to_sarif(result: AuditResult) -> dict[str, Any]:
+    """The SARIF log (a JSON-ready dict) of ``result``'s findings in alarm."""
+    rules = [_rule(spec) for spec in result.checks]
+    index = {spec.id: n for n, spec in enumerate(result.checks)}
+    alarming = result.findings[result.findings.state.isin(ALARMING)]
+    results = [_result(row, index) for row in frame_records(alarming)]
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "platform-audit",
+                "version": __version__,
+                "rules": rules,
+            }
+        },
+        "automationDetails": {"id": f"platform-audit/{result.target.snapshot_id}"},
+        "results": results,
+        "properties": {
+            "snapshot_id": result.target.snapshot_id,
+            "snapshot_at": result.target.snapshot_at.isoformat(),
+            "compared_to": result.compare.snapshot_id if result.compare else None,
+        },
+    }
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+
+
+def _rule(spec: Any) -> dict[str, Any]:
+    return {
+        "id": spec.id,
+        "name": spec.id,
+        "shortDescription": {"text": spec.title},
+        "fullDescription": {"text": spec.risk},
+        "help": {"text": spec.remediation},
+        "defaultConfiguration": {"level": _LEVEL[spec.severity]},
+        "properties": {
+            "area": spec.area,
+            "severity": spec.severity,
+            "security-severity": _SCORE[spec.severity],
+            "tags": ["platform-audit", spec.area],
+        },
+    }
+
+
+def _result(row: dict[str, Any], index: dict[str, int]) -> dict[str, Any]:
+    path = [_text(row.get(k)) for k in ("team_name", "project_name", "environment_name")]
+    name = _text(row.get("resource_name")) or str(row["resource_id"])
+    qualified = "/".join(part for part in [*path, name] if part)
+    identity = f"{row['check_id']}:{row['resource_id']}".encode()
+    out: dict[str, Any] = {
+        "ruleId": row["check_id"],
+        "ruleIndex": index[row["check_id"]],
+        "level": _LEVEL[row["severity"]],
+        "message": {"text": _text(row.get("reason")) or row["title"]},
+        "locations": [
+            {
+                "logicalLocations": [
+                    {
+                        "name": name,
+                        "fullyQualifiedName": qualified,
+                        "kind": _text(row.get("resource_type")) or "resource",
+                    }
+                ]
+            }
+        ],
+        "partialFingerprints": {"platformAudit/v1": hashlib.sha256(identity).hexdigest()},
+        "baselineState": _BASELINE[row["state"]],
+        "properties": {
+            "resource_id": str(row["resource_id"]),
+            "state": row["state"],
+            "first_seen": _time(row.get("first_seen")),
+            "last_seen": _time(row.get("last_seen")),
+            "evidence": _text(row.get("evidence")),
+        },
+    }
+    if row.get("waived"):
+        out["suppressions"] = [
+            {
+                "kind": "external",
+                "status": "accepted",
+                "justification": f"{_text(row.get('waiver_reason'))} "
+                f"(owner {_text(row.get('waiver_owner'))}, "
+                f"expires {_time(row.get('waiver_expires'))})",
+            }
+        ]
+    return out
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _time(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,276 @@
+"""Waivers: findings a team accepted for a while, as data with a reason, an owner and an expiry.
+
+A TOML file (or YAML, same shape) holds a list of waivers::
+
+    [[waivers]]
+    check = "RES002"
+    service = "batch-*"              # glob on a name: team, project, environment, service
+    reason = "The job runner caps memory itself."
+    owner = "alice@example.com"
+    expires = 2026-06-30
+
+    [[waivers]]
+    check = "VAR001"
+    resources = ["7f0c...", "91ab..."]   # or exact resource ids
+    reason = "..."
+    owner = "..."
+    expires = 2026-03-31
+
+A waived finding is shown as waived, never dropped. A waiver past its expiry date stops
+hiding its findings and is itself reported; an active waiver that matches no finding in
+alarm is reported as stale. Matching runs in DuckDB (``GLOB``), next to the findings.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from toolkit.audit.lifecycle import query_frame
+from toolkit.errors import WaiverError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    import duckdb
+    import pandas as pd
+
+__all__ = ["SELECTORS", "Waiver", "apply_waivers", "load_waivers", "parse_waivers"]
+
+SELECTORS = ("team", "project", "environment", "service")
+_KEYS = {"check", "resources", "reason", "owner", "expires", *SELECTORS}
+WAIVERS = "audit_waivers"
+_SCHEMA = pa.schema(
+    [
+        ("idx", pa.int64()),
+        ("check_id", pa.string()),
+        ("resource_ids", pa.list_(pa.string())),
+        *((name, pa.string()) for name in SELECTORS),
+        ("selector", pa.string()),
+        ("reason", pa.string()),
+        ("owner", pa.string()),
+        ("expires", pa.date32()),
+        ("expired", pa.bool_()),
+    ]
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Waiver:
+    """One accepted finding (or group of them) until ``expires`` (inclusive)."""
+
+    check: str
+    reason: str
+    owner: str
+    expires: date
+    resources: tuple[str, ...] | None = None
+    team: str | None = None
+    project: str | None = None
+    environment: str | None = None
+    service: str | None = None
+
+    @property
+    def selector(self) -> str:
+        """What the waiver matches, as text for reports."""
+        parts = [f"ids {', '.join(self.resources)}"] if self.resources else []
+        parts += [f"{name} {getattr(self, name)}" for name in SELECTORS if getattr(self, name)]
+        return "; ".join(parts)
+
+
+def load_waivers(path: Path) -> list[Waiver]:
+    """Read a ``.toml``, ``.yaml`` or ``.yml`` file; :class:`WaiverError` names a bad entry."""
+    if not path.is_file():
+        raise WaiverError(f"waivers file {path} does not exist: fix [audit] waivers or --waivers")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        data = _yaml(text, path)
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise WaiverError(f"{path} is not valid TOML ({exc}): fix the line it names") from exc
+    return parse_waivers(data, str(path))
+
+
+def _yaml(text: str, path: Path) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise WaiverError(f"{path} is not valid YAML ({exc}): fix the line it names") from exc
+
+
+def parse_waivers(data: Any, where: str = "waivers") -> list[Waiver]:
+    """Validate already-parsed data: ``{"waivers": [{...}, ...]}``."""
+    if not isinstance(data, dict) or set(data) - {"waivers"}:
+        raise WaiverError(
+            f"{where}: the file holds one list named 'waivers' ([[waivers]] entries in TOML)"
+        )
+    entries = data.get("waivers") or []
+    if not isinstance(entries, list):
+        raise WaiverError(f"{where}: 'waivers' must be a list of entries")
+    return [_waiver(entry, f"{where}: waiver #{n}") for n, entry in enumerate(entries, start=1)]
+
+
+def _waiver(entry: Any, where: str) -> Waiver:
+    if not isinstance(entry, dict):
+        raise WaiverError(f"{where} must be a table of check, selector, reason, owner, expires")
+    if isinstance(entry.get("check"), str):
+        where = f"{where} ({entry['check']})"
+    for key in entry:
+        if key not in _KEYS:
+            close = difflib.get_close_matches(str(key), sorted(_KEYS), n=1)
+            known = ", ".join(sorted(_KEYS))
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {known}"
+            raise WaiverError(f"{where}: unknown key {key!r}{hint}")
+    for key in ("check", "reason", "owner"):
+        value = entry.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise WaiverError(f"{where}: '{key}' is required and must be non-empty text")
+    resources = entry.get("resources")
+    if resources is not None and (
+        not isinstance(resources, list)
+        or not resources
+        or not all(isinstance(r, str) and r for r in resources)
+    ):
+        raise WaiverError(f"{where}: 'resources' must be a non-empty list of resource ids")
+    globs = {name: entry.get(name) for name in SELECTORS}
+    for name, value in globs.items():
+        if value is not None and (not isinstance(value, str) or not value):
+            raise WaiverError(f"{where}: '{name}' must be a name or glob such as 'web-*'")
+    if resources is None and not any(globs.values()):
+        raise WaiverError(
+            f"{where}: say what it waives: 'resources' (ids) or a glob on "
+            f'{", ".join(SELECTORS)} (use service = "*" to waive the check everywhere)'
+        )
+    return Waiver(
+        check=entry["check"],
+        reason=entry["reason"].strip(),
+        owner=entry["owner"].strip(),
+        expires=_expiry(entry.get("expires"), where),
+        resources=tuple(resources) if resources else None,
+        **globs,
+    )
+
+
+def _expiry(value: Any, where: str) -> date:
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).date() if value.tzinfo else value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise WaiverError(
+        f"{where}: 'expires' is required, a date such as 2026-06-30 (every waiver ends)"
+    )
+
+
+def waiver_table(waivers: Sequence[Waiver], today: date) -> pa.Table:
+    """The waivers as an Arrow table for DuckDB (``idx`` is the entry's 1-based position)."""
+    rows = [
+        {
+            "idx": n,
+            "check_id": w.check,
+            "resource_ids": list(w.resources) if w.resources else None,
+            **{name: getattr(w, name) for name in SELECTORS},
+            "selector": w.selector,
+            "reason": w.reason,
+            "owner": w.owner,
+            "expires": w.expires,
+            "expired": w.expires < today,
+        }
+        for n, w in enumerate(waivers, start=1)
+    ]
+    return pa.Table.from_pylist(rows, schema=_SCHEMA)
+
+
+_MATCHES = """
+create or replace temp table audit_waiver_matches as
+select f.check_id, f.resource_id, f.state, w.idx, w.expired
+from audit_findings f
+join audit_waivers w
+  on w.check_id = f.check_id
+ and (w.resource_ids is null or list_contains(w.resource_ids, f.resource_id))
+ and (w.team is null or coalesce(f.team_name, '') glob w.team)
+ and (w.project is null or coalesce(f.project_name, '') glob w.project)
+ and (w.environment is null or coalesce(f.environment_name, '') glob w.environment)
+ and (w.service is null or coalesce(f.service_name, f.resource_name, '') glob w.service)
+"""
+
+# The waiver shown on a finding: an active one first, else an expired one (shown, but not
+# hiding it), the earliest entry of the file among equals.
+_WAIVED = """
+with chosen as (
+    select check_id, resource_id, arg_min(idx, expired::integer * 1000000 + idx) as idx
+    from audit_waiver_matches
+    group by check_id, resource_id
+)
+select
+    f.* exclude (severity_rank),
+    coalesce(not w.expired, false) as waived,
+    case when w.idx is null then null when w.expired then 'expired' else 'active' end
+        as waiver_status,
+    w.owner as waiver_owner,
+    w.reason as waiver_reason,
+    w.expires as waiver_expires
+from audit_findings f
+left join chosen c using (check_id, resource_id)
+left join audit_waivers w on w.idx = c.idx
+order by
+    f.severity_rank,
+    array_position(['new', 'regressed', 'open', 'resolved'], f.state),
+    f.check_id,
+    f.resource_name,
+    f.resource_id
+"""
+
+_REPORT = """
+with counted as (
+    select w.*, count(m.idx) filter (where m.state <> 'resolved') as matched
+    from audit_waivers w
+    left join audit_waiver_matches m on m.idx = w.idx
+    group by all
+)
+select
+    idx as entry,
+    check_id,
+    selector,
+    owner,
+    reason,
+    expires,
+    matched,
+    case when expired then 'expired' when matched = 0 then 'stale' else 'active' end as status
+from counted
+order by idx
+"""
+
+
+def apply_waivers(
+    con: duckdb.DuckDBPyConnection, waivers: Iterable[Waiver], today: date
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Findings with their waiver columns, and the waiver report (active, expired, stale).
+
+    Reads ``audit_findings`` (see :mod:`toolkit.audit.lifecycle`).
+    """
+    con.register(WAIVERS, waiver_table(list(waivers), today))
+    con.execute(_MATCHES)
+    return query_frame(con, _WAIVED), query_frame(con, _REPORT)
+
+
+def waivers_from(source: Path | Sequence[Waiver] | None, default: Path | None) -> list[Waiver]:
+    """Waivers given directly, read from a path, or from the configured file (else none)."""
+    if source is None:
+        return load_waivers(default) if default is not None else []
+    if isinstance(source, PurePath):
+        return load_waivers(Path(source))
+    return list(source)

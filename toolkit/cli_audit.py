@@ -1,0 +1,219 @@
+"""``platform-audit audit`` and ``platform-audit diff``: the audit from the command line.
+
+``audit`` exits 1 when an unwaived finding at or above ``--fail-on`` is in alarm (new,
+regressed or open), so a CI pipeline can gate on it; 2 on bad configuration, a bad check or
+waivers file, or a snapshot that is not there. ``register(app)`` adds both commands::
+
+    platform-audit audit --format sarif --out audit.sarif --fail-on high
+    platform-audit audit --snapshot 0193f2 --compare-to 0193e1 --format markdown
+    platform-audit diff --from 0193e1 --to 0193f2
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from toolkit.config import FAIL_ON, load_settings
+from toolkit.errors import AuditError, CheckDefinitionError, ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.console import RenderableType
+
+    from toolkit.audit.diff import SnapshotDiff
+
+__all__ = ["audit_command", "diff_command", "register"]
+
+console = Console()
+err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
+
+StoreOpt = Annotated[
+    str | None,
+    typer.Option("--store", help="Store folder or s3://bucket/prefix; else $PLATFORM_AUDIT_STORE."),
+]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", help="TOML settings file (default ./platform-audit.toml)."),
+]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``audit`` and ``diff`` to the ``platform-audit`` command."""
+    app.command("audit")(audit_command)
+    app.command("diff")(diff_command)
+
+
+def audit_command(
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    snapshot: Annotated[
+        str | None, typer.Option("--snapshot", help="Judge this snapshot (id or unique prefix).")
+    ] = None,
+    compare_to: Annotated[
+        str | None,
+        typer.Option("--compare-to", help="Compare with this one (default: the one before)."),
+    ] = None,
+    format: Annotated[
+        str, typer.Option("--format", help="table, json, csv, markdown or sarif.")
+    ] = "table",
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 on an unwaived finding at or above: critical, high, medium or low "
+            "(default [audit] fail_on; else never).",
+        ),
+    ] = None,
+    waivers: Annotated[
+        Path | None, typer.Option("--waivers", help="Waivers file (TOML or YAML).")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the report here.")] = None,
+    latest_only: Annotated[
+        bool,
+        typer.Option("--latest-only", help="Read only the judged snapshot and the one before."),
+    ] = False,
+) -> None:
+    """Run every check over the history and report findings; exit 1 at --fail-on."""
+    from toolkit.audit import FORMATS, render, run_audit
+    from toolkit.snapshot import Store
+
+    if format not in FORMATS:
+        raise _fail(f"--format must be one of {', '.join(FORMATS)}", _exit_code("CONFIG"))
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise _fail(f"--fail-on must be one of {', '.join(FAIL_ON)}", _exit_code("CONFIG"))
+    try:
+        settings = load_settings(config, store_url=store)
+        result = run_audit(
+            Store.open(settings.store_url),
+            settings=settings,
+            snapshot=snapshot,
+            compare_to=compare_to,
+            waivers=waivers,
+            latest_only=latest_only,
+        )
+    except (ConfigError, CheckDefinitionError, AuditError) as exc:
+        raise _fail(str(exc), _exit_code("CONFIG")) from None
+    text = render(result, format)
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+        err.print(Text(f"wrote {format} report to {out}"))
+    elif format == "table":
+        from toolkit.audit import findings_table
+
+        console.print(findings_table(result))
+    else:
+        sys.stdout.write(text)
+    for row in result.waiver_report.itertuples(index=False):
+        if row.status != "active":
+            err.print(Text(f"waiver #{row.entry} ({row.check_id}, {row.owner}) is {row.status}"))
+    threshold = fail_on or settings.fail_on
+    if threshold is not None:
+        failing = result.failing(threshold)
+        if not failing.empty:
+            err.print(Text(f"{len(failing)} unwaived finding(s) at or above {threshold}"))
+            raise typer.Exit(_exit_code("FINDINGS"))
+
+
+def diff_command(
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    before: Annotated[
+        str | None, typer.Option("--from", help="The older snapshot (default: second newest).")
+    ] = None,
+    after: Annotated[
+        str | None, typer.Option("--to", help="The newer snapshot (default: newest complete).")
+    ] = None,
+    format: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+) -> None:
+    """Show services added, removed and changed, and findings new, regressed or resolved."""
+    from toolkit.audit import diff_snapshots
+    from toolkit.snapshot import Store
+
+    if format not in ("table", "json"):
+        raise _fail("--format must be table or json", _exit_code("CONFIG"))
+    try:
+        settings = load_settings(config, store_url=store)
+        change = diff_snapshots(
+            Store.open(settings.store_url), before=before, after=after, settings=settings
+        )
+    except (ConfigError, CheckDefinitionError, AuditError) as exc:
+        raise _fail(str(exc), _exit_code("CONFIG")) from None
+    if format == "json":
+        sys.stdout.write(json.dumps(diff_json(change), indent=2, ensure_ascii=False) + "\n")
+    else:
+        console.print(diff_renderable(change))
+
+
+def diff_json(change: SnapshotDiff) -> dict[str, Any]:
+    """The diff as JSON-ready data."""
+    from toolkit.audit.formats import frame_records
+
+    def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+        rows = frame_records(frame)
+        for row in rows:
+            if "changed_fields" in row:
+                row["changed_fields"] = [str(f) for f in row["changed_fields"]]
+        return rows
+
+    columns = ["check_id", "severity", "state", "resource_id", "resource_name", "reason"]
+    return {
+        "from": change.before.snapshot_id,
+        "to": change.after.snapshot_id,
+        "services": {
+            "added": records(change.added),
+            "removed": records(change.removed),
+            "changed": records(change.changed),
+        },
+        "findings": records(change.findings[columns]),
+    }
+
+
+def diff_renderable(change: SnapshotDiff) -> RenderableType:
+    """Rich tables of a diff; every cell is plain text."""
+    from toolkit.audit.formats import frame_records
+
+    title = f"from {change.before.snapshot_id} to {change.after.snapshot_id}"
+    services = Table(title=Text(f"services {title}"))
+    for column in ("change", "service", "id", "fields"):
+        services.add_column(column)
+    for label, frame in (
+        ("added", change.added),
+        ("removed", change.removed),
+        ("changed", change.changed),
+    ):
+        for row in frame_records(frame):
+            fields = ", ".join(str(f) for f in row.get("changed_fields", []))
+            services.add_row(
+                Text(label), Text(str(row["name"])), Text(str(row["id"])), Text(fields)
+            )
+    findings = Table(title=Text("findings"))
+    for column in ("state", "severity", "check", "resource", "reason"):
+        findings.add_column(column)
+    for f in frame_records(change.findings):
+        findings.add_row(
+            Text(str(f["state"])),
+            Text(str(f["severity"])),
+            Text(str(f["check_id"])),
+            Text(str(f["resource_name"] or f["resource_id"])),
+            Text(str(f["reason"] or "")),
+        )
+    return Group(services, findings)
+
+
+def _exit_code(name: str) -> int:
+    from toolkit.cli import ExitCode
+
+    return int(ExitCode[name])
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    err.print(Text.assemble(("error: ", "bold red"), message))
+    return typer.Exit(code)
