@@ -1,0 +1,77 @@
+"""The scheduled job: snapshot, audit, notify and maintain a store on a cadence.
+
+``platform-audit schedule`` (``toolkit.cli_schedule``) is the command; from Python::
+
+    from toolkit.schedule import Cadence, Scheduler
+    exit_code = Scheduler(load_settings(), cadence=Cadence.every(3600), max_runs=1).run()
+
+Names are imported on first use: ``toolkit.config`` reads the ``[schedule]`` settings
+from here without importing the job itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolkit.schedule.cadence import Cadence, backoff_delay
+    from toolkit.schedule.job import EXIT_CODES, RunOutcome, run_job
+    from toolkit.schedule.lock import StoreLock, acquire_lock
+    from toolkit.schedule.logs import install_log_handler
+    from toolkit.schedule.maintenance import MaintenanceReport, maintain
+    from toolkit.schedule.notify import build_payload, post_payload
+    from toolkit.schedule.runner import Scheduler
+    from toolkit.schedule.settings import NotifySettings, ScheduleSettings, parse_duration
+    from toolkit.schedule.status import read_status, write_status
+
+_EXPORTS = {
+    "Cadence": "toolkit.schedule.cadence",
+    "EXIT_CODES": "toolkit.schedule.job",
+    "MaintenanceReport": "toolkit.schedule.maintenance",
+    "NotifySettings": "toolkit.schedule.settings",
+    "RunOutcome": "toolkit.schedule.job",
+    "ScheduleSettings": "toolkit.schedule.settings",
+    "Scheduler": "toolkit.schedule.runner",
+    "StoreLock": "toolkit.schedule.lock",
+    "acquire_lock": "toolkit.schedule.lock",
+    "backoff_delay": "toolkit.schedule.cadence",
+    "build_payload": "toolkit.schedule.notify",
+    "install_log_handler": "toolkit.schedule.logs",
+    "maintain": "toolkit.schedule.maintenance",
+    "parse_duration": "toolkit.schedule.settings",
+    "post_payload": "toolkit.schedule.notify",
+    "read_status": "toolkit.schedule.status",
+    "run_job": "toolkit.schedule.job",
+    "write_status": "toolkit.schedule.status",
+}
+
+__all__ = [
+    "EXIT_CODES",
+    "Cadence",
+    "MaintenanceReport",
+    "NotifySettings",
+    "RunOutcome",
+    "ScheduleSettings",
+    "Scheduler",
+    "StoreLock",
+    "acquire_lock",
+    "backoff_delay",
+    "build_payload",
+    "install_log_handler",
+    "maintain",
+    "parse_duration",
+    "post_payload",
+    "read_status",
+    "run_job",
+    "write_status",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolkit.schedule' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,265 @@
+"""One scheduled run: probe, snapshot, audit, notify, report; its outcome as data.
+
+Each phase's failure becomes a :class:`RunOutcome` with an ``outcome`` word, the exit code
+of :class:`toolkit.cli.ExitCode` a job runner alerts on, and one sentence that says what to
+do. Nothing here sleeps or loops; :mod:`toolkit.schedule.runner` does. Example::
+
+    outcome = run_job(settings, run_id="r1")
+    outcome.outcome, outcome.exit_code, outcome.snapshot_id, outcome.reason
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from deltalake.exceptions import DeltaError
+
+from toolkit.errors import (
+    AuditError,
+    CheckDefinitionError,
+    CollectionAborted,
+    ConfigError,
+    PlatformUnavailable,
+    StoreError,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from toolkit.audit import AuditResult
+    from toolkit.config import Settings
+    from toolkit.snapshot import FaultHook
+    from toolkit.snapshot_job import SnapshotRun
+
+__all__ = ["EXIT_CODES", "RunOutcome", "run_job"]
+
+logger = logging.getLogger("toolkit.schedule")
+
+# The values of toolkit.cli.ExitCode (imported there from here would be circular).
+EXIT_CODES = {
+    "ok": 0,
+    "config": 2,
+    "partial": 3,
+    "auth": 4,
+    "unavailable": 5,
+    "locked": 6,
+    "store": 7,
+    "interrupted": 130,
+}
+_REPORT_SUFFIXES = {".html": "html", ".md": "markdown", ".json": "json", ".csv": "csv"}
+FATAL = frozenset({"auth", "config", "locked"})  # no later run succeeds without a person
+TRANSIENT = frozenset({"unavailable", "store"})  # retried after a backoff
+
+
+@dataclass
+class RunOutcome:
+    """How one run ended; ``fields`` holds its counts and durations for the log and status."""
+
+    run_id: str
+    outcome: str = "ok"
+    reason: str | None = None
+    snapshot_id: str | None = None
+    started_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    fields: dict[str, Any] = field(default_factory=dict)
+    backoff: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.outcome]
+
+    @property
+    def fatal(self) -> bool:
+        return self.outcome in FATAL
+
+    def fail(self, outcome: str, reason: str, *, backoff: bool = False) -> RunOutcome:
+        self.outcome, self.reason = outcome, reason
+        self.backoff = backoff or outcome in TRANSIENT
+        return self
+
+    def as_status(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "outcome": self.outcome,
+            "exit_code": self.exit_code,
+            "reason": self.reason,
+            "snapshot_id": self.snapshot_id,
+            "started_at": self.started_at,
+            "finished_at": datetime.now(UTC).isoformat(),
+            **self.fields,
+        }
+
+
+def run_job(settings: Settings, *, run_id: str, fault_hook: FaultHook | None = None) -> RunOutcome:
+    """Probe the platform, take a snapshot, audit it, tell the webhook, write the report."""
+    outcome = RunOutcome(run_id)
+    durations: dict[str, float] = {}
+    outcome.fields["durations"] = durations
+    started = time.perf_counter()
+    if not _probe(settings, outcome):
+        durations["probe_s"] = round(time.perf_counter() - started, 3)
+        return outcome
+    durations["probe_s"] = round(time.perf_counter() - started, 3)
+    run = _snapshot(settings, outcome, fault_hook)
+    if run is None:
+        return outcome
+    durations["crawl_s"] = round(run.result.duration_s, 3)
+    durations["write_s"] = round(run.write_s, 3)
+    if settings.schedule.audit:
+        started = time.perf_counter()
+        result = _audit(settings, outcome)
+        durations["audit_s"] = round(time.perf_counter() - started, 3)
+        if result is not None:
+            started = time.perf_counter()
+            _notify(settings, result, outcome)
+            _report(settings, result, outcome)
+            durations["notify_report_s"] = round(time.perf_counter() - started, 3)
+    return outcome
+
+
+def _probe(settings: Settings, outcome: RunOutcome) -> bool:
+    """``/users/me`` first: a platform that is down or a refused key commits nothing."""
+    from toolkit.identity import probe_identity
+
+    try:
+        probe = probe_identity(settings)
+    except ConfigError as exc:
+        outcome.fail("config", str(exc))
+        return False
+    if probe.error is None:
+        return True
+    if probe.exit_code == EXIT_CODES["auth"]:
+        outcome.fail("auth", probe.error + "; nothing was committed")
+    else:
+        outcome.fail("unavailable", f"the platform is unavailable: {probe.error}")
+    return False
+
+
+def _snapshot(
+    settings: Settings, outcome: RunOutcome, fault_hook: FaultHook | None
+) -> SnapshotRun | None:
+    from toolkit.snapshot_job import take_snapshot
+
+    try:
+        run = take_snapshot(settings, quiet=True, fault_hook=fault_hook)
+    except CollectionAborted as exc:
+        outcome.fail("auth", str(exc))
+        return None
+    except PlatformUnavailable as exc:  # went down between the probe and the crawl
+        outcome.fail("unavailable", str(exc))
+        return None
+    except ConfigError as exc:
+        outcome.fail("config", str(exc))
+        return None
+    except (OSError, DeltaError, StoreError) as exc:
+        outcome.fail(
+            "store",
+            f"the store {settings.store_url} could not be written ({_describe_os_error(exc)}): "
+            "free space or fix its permissions; nothing of this run was committed and earlier "
+            "snapshots are intact",
+        )
+        return None
+    info = run.info
+    outcome.snapshot_id = info.snapshot_id
+    outcome.fields.update(
+        status=info.status,
+        rows=sum(info.row_counts.values()),
+        calls=run.result.calls,
+        failed_calls=len(run.result.errors),
+    )
+    if info.status != "complete":
+        unavailable = [e for e in run.result.errors if _is_unavailable(e.get("status"))]
+        outcome.fail(
+            "partial",
+            f"snapshot {info.snapshot_id} is partial: {len(run.result.errors)} call(s) failed "
+            f"({len(unavailable)} of them 429/5xx/network); it is kept and marked partial, see "
+            "collection_errors",
+            backoff=bool(unavailable),
+        )
+    return run
+
+
+def _is_unavailable(status: object) -> bool:
+    return status is None or status == 429 or (isinstance(status, int) and status >= 500)
+
+
+def _describe_os_error(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+
+def _audit(settings: Settings, outcome: RunOutcome) -> AuditResult | None:
+    from toolkit.audit import run_audit
+    from toolkit.snapshot import Store
+
+    try:
+        result = run_audit(Store.open(settings.store_url), settings=settings, latest_only=True)
+    except AuditError as exc:
+        logger.info("audit skipped: %s", exc, extra={"fields": {"run_id": outcome.run_id}})
+        return None
+    except (CheckDefinitionError, ConfigError) as exc:
+        outcome.fail("config", f"the audit cannot run: {exc}")
+        return None
+    frame = result.findings
+    alarming = frame[~frame.waived.astype(bool)]
+    outcome.fields["findings"] = {
+        state: int((alarming.state == state).sum())
+        for state in ("new", "regressed", "open", "resolved")
+    }
+    outcome.fields["audited_snapshot_id"] = result.target.snapshot_id
+    return result
+
+
+def _notify(settings: Settings, result: AuditResult, outcome: RunOutcome) -> None:
+    from toolkit.schedule.notify import NotifyError, build_payload, post_payload
+
+    notify = settings.notify
+    if notify.url_env is None:
+        return
+    url = os.environ.get(notify.url_env, "").strip()
+    if not url:
+        outcome.fields["notification"] = f"not sent: ${notify.url_env} is not set"
+        logger.warning("notification not sent: $%s is not set", notify.url_env)
+        return
+    payload = build_payload(
+        result.findings,
+        min_severity=notify.min_severity,
+        store=settings.store_url,
+        snapshot_id=result.target.snapshot_id,
+    )
+    if payload is None:
+        outcome.fields["notification"] = "nothing new to send"
+        return
+    try:
+        attempts = post_payload(
+            url, payload, max_attempts=notify.max_attempts, timeout_s=notify.timeout_s
+        )
+    except NotifyError as exc:
+        outcome.fields["notification"] = str(exc)
+        logger.warning("%s", exc, extra={"fields": {"run_id": outcome.run_id}})
+        return
+    outcome.fields["notification"] = f"sent ({attempts} attempt(s))"
+
+
+def _report(settings: Settings, result: AuditResult, outcome: RunOutcome) -> None:
+    """Write ``[schedule] report`` (format from its suffix) with ``toolkit.report``."""
+    from toolkit.errors import ToolkitError
+    from toolkit.report import write_report
+    from toolkit.snapshot import Store
+
+    path: Path | None = settings.schedule.report
+    if path is None:
+        return
+    format = _REPORT_SUFFIXES.get(path.suffix.lower(), "html")
+    try:
+        write_report(Store.open(settings.store_url), path, format=format, settings=settings)
+    except (OSError, ValueError, ToolkitError) as exc:
+        outcome.fields["report"] = f"not written: {exc}"
+        logger.warning("report %s not written: %s", path, exc)
+        return
+    outcome.fields["report"] = str(path)

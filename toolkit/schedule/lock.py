@@ -1,0 +1,270 @@
+"""One job per store: a lock file for a local store, a leased lock object on S3.
+
+A local store is locked with ``flock`` on ``<store>/_schedule.lock``: the kernel releases
+it when the process dies, even on ``kill -9``. The file also names its holder (pid, host,
+start), so a second job can say who holds the lock, and the next job can say that it
+recovered the lock of a process that is gone.
+
+An S3 store has no ``flock``. Its lock is a one-row Delta table, ``<store>/_schedule_lock``,
+changed only by compare-and-swap: the new row is written against the table version that
+was read, and the commit lands through the same conditional put (``If-None-Match: *``,
+``aws_conditional_put=etag``) that protects the store's own commits, so of two jobs racing
+for it exactly one wins. The row is a lease: it expires after ``ttl_s`` unless renewed,
+so a job killed on another machine blocks the store for at most that long; one killed on
+this machine is recognised at once by its dead pid. Example::
+
+    with acquire_lock("data/store", ttl_s=7200) as lock:   # LockHeld when taken
+        ...
+        lock.renew()                                       # S3: extend the lease
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import socket
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
+import pyarrow as pa
+
+from toolkit.errors import LockHeld, ScheduleError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from types import TracebackType
+
+__all__ = ["LOCAL_LOCK_NAME", "S3_LOCK_NAME", "Holder", "StoreLock", "acquire_lock"]
+
+logger = logging.getLogger(__name__)
+
+LOCAL_LOCK_NAME = "_schedule.lock"
+S3_LOCK_NAME = "_schedule_lock"
+_S3_OPTIONS = {"aws_conditional_put": "etag"}  # as the store's own commits
+_LEASE_SCHEMA = pa.schema(
+    [
+        ("owner", pa.string()),
+        ("pid", pa.int64()),
+        ("host", pa.string()),
+        ("acquired_at", pa.string()),
+        ("expires_at", pa.string()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds (or held) a lock."""
+
+    owner: str
+    pid: int
+    host: str
+    acquired_at: str
+    expires_at: str | None = None
+
+    @classmethod
+    def me(cls, owner: str, ttl_s: float | None = None) -> Holder:
+        now = datetime.now(UTC)
+        expires = (now + timedelta(seconds=ttl_s)).isoformat() if ttl_s else None
+        return cls(owner, os.getpid(), socket.gethostname(), now.isoformat(), expires)
+
+    def describe(self) -> str:
+        return f"pid {self.pid} on {self.host}, since {self.acquired_at}"
+
+    def is_dead_here(self) -> bool:
+        """True when this holder ran on this host and its process is gone."""
+        return self.host == socket.gethostname() and not _alive(self.pid)
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and datetime.fromisoformat(self.expires_at) <= now
+
+
+class StoreLock(Protocol):
+    """A held lock; release it (or leave the ``with`` block) when the job ends."""
+
+    def renew(self) -> None: ...
+
+    def release(self) -> None: ...
+
+    def __enter__(self) -> StoreLock: ...
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+
+def acquire_lock(
+    store_url: str,
+    *,
+    owner: str,
+    ttl_s: float = 7200.0,
+    storage_options: Mapping[str, str] | None = None,
+) -> StoreLock:
+    """Take the store's lock or raise :class:`LockHeld` naming the job that holds it."""
+    if "://" in store_url and not store_url.startswith("file://"):
+        options = {**_S3_OPTIONS, **(storage_options or {})}
+        return _LeaseLock(f"{store_url.rstrip('/')}/{S3_LOCK_NAME}", owner, ttl_s, options)
+    root = Path(store_url.removeprefix("file://")).expanduser()
+    root.mkdir(parents=True, exist_ok=True)
+    return _FileLock(root / LOCAL_LOCK_NAME, owner, store_url)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process, alive
+    return True
+
+
+def _held_message(store: str, holder: Holder | None) -> str:
+    who = holder.describe() if holder else "another process"
+    return (
+        f"another platform-audit job ({who}) holds the lock on store {store}: only one job "
+        "may write a store at a time. Let it finish, or stop it; this job exits without "
+        "running"
+    )
+
+
+class _FileLock:
+    def __init__(self, path: Path, owner: str, store: str) -> None:
+        self._path = path
+        self._handle: IO[str] | None = path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_holder(self._handle)
+            self._handle.close()
+            raise LockHeld(_held_message(store, holder)) from None
+        previous = _read_holder(self._handle)
+        if previous is not None and previous.pid != os.getpid():
+            logger.warning(
+                "recovered a stale lock on store %s left by %s, which is no longer running",
+                store,
+                previous.describe(),
+                extra={"fields": {"stale_pid": previous.pid, "stale_owner": previous.owner}},
+            )
+        self._handle.seek(0)
+        self._handle.truncate()
+        self._handle.write(json.dumps(asdict(Holder.me(owner))))
+        self._handle.flush()
+
+    def renew(self) -> None:
+        """Nothing to do: the kernel holds the lock as long as the process lives."""
+
+    def release(self) -> None:
+        if self._handle is None:
+            return
+        self._handle.seek(0)
+        self._handle.truncate()  # an empty file: released cleanly, nothing to recover
+        self._handle.flush()
+        fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+        self._handle.close()
+        self._handle = None
+
+    def __enter__(self) -> _FileLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _read_holder(handle: IO[str]) -> Holder | None:
+    handle.seek(0)
+    try:
+        return Holder(**json.loads(handle.read()))
+    except (ValueError, TypeError):
+        return None
+
+
+class _LeaseLock:
+    """The S3 lock: a one-row Delta table changed by compare-and-swap commits."""
+
+    def __init__(self, uri: str, owner: str, ttl_s: float, options: dict[str, str]) -> None:
+        self._uri, self._owner, self._ttl_s, self._options = uri, owner, ttl_s, options
+        self._held = False
+        table = self._load()
+        current = _lease_row(table)
+        now = datetime.now(UTC)
+        if current is not None and current.owner != owner:
+            if not (current.is_expired(now) or current.is_dead_here()):
+                raise LockHeld(_held_message(uri.rsplit("/", 1)[0], current))
+            logger.warning(
+                "recovered a stale lock on %s left by %s (%s)",
+                uri,
+                current.describe(),
+                "its process is gone" if current.is_dead_here() else "its lease expired",
+                extra={"fields": {"stale_pid": current.pid, "stale_owner": current.owner}},
+            )
+        if not self._swap(table, Holder.me(owner, ttl_s)):
+            raise LockHeld(_held_message(uri.rsplit("/", 1)[0], _lease_row(self._load())))
+        self._held = True
+
+    def _load(self) -> Any:
+        from deltalake import DeltaTable, write_deltalake
+        from deltalake.exceptions import DeltaError, TableNotFoundError
+
+        try:
+            return DeltaTable(self._uri, storage_options=self._options)
+        except TableNotFoundError:
+            pass
+        with contextlib.suppress(DeltaError):  # another job created it first: fine
+            write_deltalake(
+                self._uri, _LEASE_SCHEMA.empty_table(), mode="error", storage_options=self._options
+            )
+        return DeltaTable(self._uri, storage_options=self._options)
+
+    def _swap(self, table: Any, holder: Holder | None) -> bool:
+        """Replace the row read at ``table``'s version; False when another commit came first."""
+        from deltalake import write_deltalake
+        from deltalake.exceptions import CommitFailedError
+
+        rows = [asdict(holder)] if holder else []
+        data = pa.Table.from_pylist(rows, schema=_LEASE_SCHEMA)
+        try:
+            write_deltalake(table, data, mode="overwrite")
+        except CommitFailedError:
+            return False
+        return True
+
+    def renew(self) -> None:
+        """Extend the lease; ScheduleError when another job took it (ours had expired)."""
+        table = self._load()
+        current = _lease_row(table)
+        if (
+            current is None
+            or current.owner != self._owner
+            or not self._swap(table, Holder.me(self._owner, self._ttl_s))
+        ):
+            self._held = False
+            raise ScheduleError(
+                f"lost the lock on {self._uri}: another job took it after this job's lease "
+                "expired; raise [schedule] lock_ttl above the longest run"
+            )
+
+    def release(self) -> None:
+        if not self._held:
+            return
+        self._held = False
+        table = self._load()
+        current = _lease_row(table)
+        if current is not None and current.owner == self._owner:
+            self._swap(table, None)
+
+    def __enter__(self) -> _LeaseLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _lease_row(table: Any) -> Holder | None:
+    rows = table.to_pyarrow_table().to_pylist()
+    return Holder(**rows[0]) if rows else None

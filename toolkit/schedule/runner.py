@@ -1,0 +1,227 @@
+"""The loop of ``platform-audit schedule``: lock, wait, run, record, maintain, back off.
+
+The job takes the store's lock once and holds it until it ends, so a second job on the
+same store exits at once (:class:`~toolkit.errors.LockHeld`, exit 6). Between runs it waits
+on ``stop``, so SIGTERM/SIGINT end the wait at once; a signal during a run lets the run
+finish (its snapshot commits whole or not at all) and skips that run's maintenance. A run
+that found the platform unavailable (or the store unwritable) is retried after a growing
+backoff; a refused credential or a bad setting ends the job, since no later run can
+succeed. The status file is rewritten atomically at every step. Example::
+
+    scheduler = Scheduler(settings, cadence=Cadence.every(3600), max_runs=None)
+    exit_code = scheduler.run()
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import threading
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from deltalake.exceptions import DeltaError
+
+from toolkit.errors import ScheduleError, StoreError
+from toolkit.schedule.cadence import Cadence, backoff_delay
+from toolkit.schedule.job import EXIT_CODES, RunOutcome, run_job
+from toolkit.schedule.lock import acquire_lock
+from toolkit.schedule.maintenance import maintain, maintenance_due
+from toolkit.schedule.status import read_status, write_status
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from toolkit.config import Settings
+    from toolkit.schedule.lock import StoreLock
+    from toolkit.snapshot import FaultHook
+
+__all__ = ["Scheduler"]
+
+logger = logging.getLogger("toolkit.schedule")
+
+
+class Scheduler:
+    """Runs :func:`~toolkit.schedule.job.run_job` on a cadence; see the module docstring."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        cadence: Cadence,
+        max_runs: int | None = None,
+        status_file: Path | None = None,
+        stop: threading.Event | None = None,
+        fault_hook: FaultHook | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.settings = settings
+        self.cadence = cadence
+        self.max_runs = max_runs
+        self.status_file = status_file or settings.schedule.status_file
+        self.stop = stop or threading.Event()
+        self._fault_hook = fault_hook
+        self._rng = rng or random.Random()
+        self._status: dict[str, Any] = {}
+        self._lock: StoreLock | None = None
+
+    def run(self) -> int:
+        """Run until ``max_runs``, a fatal failure or ``stop``; returns the exit code."""
+        owner = uuid.uuid4().hex
+        self._lock = acquire_lock(
+            self.settings.store_url, owner=owner, ttl_s=self.settings.schedule.lock_ttl_s
+        )
+        with self._lock:
+            self._status = read_status(self.status_file)
+            self._note_unfinished_run()
+            logger.info(
+                "schedule started: %s on store %s",
+                self.cadence.describe(),
+                self.settings.store_url,
+                extra={"fields": {"pid": os.getpid(), "max_runs": self.max_runs}},
+            )
+            return self._loop()
+
+    def _loop(self) -> int:
+        runs, failures, code = 0, 0, EXIT_CODES["ok"]
+        due = self.cadence.first(datetime.now(UTC))
+        while self.max_runs is None or runs < self.max_runs:
+            self._record(state="idle", next_run=due.isoformat())
+            if not self._wait_until(due):
+                break
+            outcome = self._run_once()
+            runs += 1
+            code = outcome.exit_code
+            if outcome.outcome == "interrupted" or outcome.fatal:
+                break
+            failures = failures + 1 if outcome.backoff else 0
+            now = datetime.now(UTC)
+            if failures:
+                delay = backoff_delay(
+                    failures,
+                    base_s=self.settings.schedule.backoff_s,
+                    max_s=self.settings.schedule.backoff_max_s,
+                    rng=self._rng,
+                )
+                due = now + timedelta(seconds=delay)
+                logger.warning(
+                    "backing off: next attempt in %.1f s (failure %d in a row)",
+                    delay,
+                    failures,
+                    extra={"fields": {"run_id": outcome.run_id, "backoff_s": round(delay, 3)}},
+                )
+            else:
+                due = self.cadence.next_after(now, self._rng)
+            if self.stop.is_set():
+                break
+        stopped = "a signal" if self.stop.is_set() else f"{runs} run(s)"
+        self._record(state="stopped", next_run=None)
+        logger.info("schedule stopped after %s", stopped, extra={"fields": {"exit_code": code}})
+        return code
+
+    def _wait_until(self, due: datetime) -> bool:
+        """Sleep until ``due`` unless stopped; renews an S3 lease on the way."""
+        renew_every = max(1.0, self.settings.schedule.lock_ttl_s / 3)
+        last_renew = time.monotonic()
+        while not self.stop.is_set():
+            left = (due - datetime.now(UTC)).total_seconds()
+            if left <= 0:
+                return True
+            self.stop.wait(min(left, renew_every, 60.0))
+            if time.monotonic() - last_renew >= renew_every and self._lock is not None:
+                self._lock.renew()
+                last_renew = time.monotonic()
+        return False
+
+    def _run_once(self) -> RunOutcome:
+        run_id = uuid.uuid4().hex[:16]
+        fields = {"run_id": run_id}
+        self._record(state="running", current_run={"run_id": run_id, "pid": os.getpid()})
+        logger.info("run started", extra={"fields": fields})
+        started = time.perf_counter()
+        try:
+            if self._lock is not None:
+                self._lock.renew()
+            outcome = run_job(self.settings, run_id=run_id, fault_hook=self._fault_hook)
+        except KeyboardInterrupt:
+            outcome = RunOutcome(run_id).fail(
+                "interrupted",
+                "stopped by a second signal during the run; its snapshot did not commit "
+                "(store gc removes its rows)",
+            )
+        except ScheduleError as exc:
+            outcome = RunOutcome(run_id).fail("locked", str(exc))
+        if outcome.outcome in ("ok", "partial") and not self.stop.is_set():
+            self._maintain(outcome)
+        outcome.fields["duration_s"] = round(time.perf_counter() - started, 3)
+        self._finish(outcome)
+        return outcome
+
+    def _maintain(self, outcome: RunOutcome) -> None:
+        now = datetime.now(UTC)
+        last = self._status.get("last_maintenance") or {}
+        if not maintenance_due(self.settings.schedule, last.get("at"), now):
+            return
+        from toolkit.snapshot import Store
+
+        try:
+            report = maintain(Store.open(self.settings.store_url), self.settings.schedule, now=now)
+        except (OSError, DeltaError, StoreError) as exc:
+            logger.warning("maintenance failed: %s; the next run tries again", exc)
+            return
+        facts = report.as_fields()
+        self._status["last_maintenance"] = {"at": now.isoformat(), **facts}
+        outcome.fields["maintenance"] = facts
+        logger.info("maintenance done", extra={"fields": {"run_id": outcome.run_id, **facts}})
+
+    def _finish(self, outcome: RunOutcome) -> None:
+        record = outcome.as_status()
+        self._status["last_run"] = record
+        if outcome.outcome == "ok":
+            self._status["last_success"] = {"at": record["finished_at"], **record}
+            self._status["consecutive_failures"] = 0
+        else:
+            self._status["last_failure"] = {"at": record["finished_at"], **record}
+            failures = int(self._status.get("consecutive_failures", 0)) + 1
+            self._status["consecutive_failures"] = failures
+        self._record(current_run=None)
+        fields = {k: v for k, v in record.items() if v is not None}
+        fields["snapshot_id"] = outcome.snapshot_id
+        if outcome.outcome == "ok":
+            logger.info("run finished", extra={"fields": fields})
+        else:
+            logger.error("run failed: %s", outcome.reason, extra={"fields": fields})
+
+    def _note_unfinished_run(self) -> None:
+        """Record a run whose process died (``kill -9``, power loss) as a failure."""
+        current = self._status.get("current_run")
+        if not current:
+            return  # this job holds the lock, so whoever wrote current_run is gone
+        reason = (
+            f"run {current['run_id']} (pid {current['pid']}) ended without finishing (killed?); "
+            "its snapshot did not commit unless `platform-audit store ls` shows it, and "
+            "maintenance removes its leftover rows"
+        )
+        logger.warning("previous run did not finish: %s", reason)
+        self._status["last_failure"] = {
+            "at": datetime.now(UTC).isoformat(),
+            "run_id": current["run_id"],
+            "outcome": "interrupted",
+            "exit_code": EXIT_CODES["interrupted"],
+            "reason": reason,
+        }
+        self._status["current_run"] = None
+
+    def _record(self, **changes: Any) -> None:
+        self._status.update(changes)
+        self._status.update(
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            store=self.settings.store_url,
+            cadence=self.cadence.describe(),
+        )
+        write_status(self.status_file, self._status)
