@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from toolkit.collect import crawl_settings
+from toolkit.errors import PlatformUnavailable
 from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
@@ -58,16 +59,39 @@ def take_snapshot(
     import time
 
     base_url = settings.require_base_url()
-    rows, result = crawl_settings(settings, options=options, quiet=quiet)
+    output = crawl_settings(settings, options=options, quiet=quiet)
+    result, tables = output.result, dict(output.tables)
+    _refuse_if_unreachable(result, base_url)
+    del output  # each table is let go once written: a large crawl's rows are most of memory
     started = time.perf_counter()
     store = Store.open(settings.store_url)
     meta = {**result.snapshot_meta(), "base_url": base_url}
     writer = store.begin(snapshot_at=as_of, meta=meta, fault_hook=fault_hook)
-    for name, table_rows in rows.items():
-        if table_rows:
-            writer.write(name, table_rows)
+    for name in list(tables):
+        data = tables.pop(name)
+        if len(data):
+            writer.write(name, data)
+        del data
     info = writer.commit(status=result.status)
     return SnapshotRun(info=info, result=result, write_s=time.perf_counter() - started)
+
+
+# The calls everything else hangs from: if they failed for lack of a platform, the snapshot
+# would hold nothing, and committing it would only hide the previous one from `_latest`.
+_ROOT_ENDPOINTS = frozenset({"users.me", "teams.list"})
+
+
+def _refuse_if_unreachable(result: CrawlResult, base_url: str) -> None:
+    """Raise PlatformUnavailable when the root calls failed with no answer, 429 or 5xx."""
+    for error in result.errors:
+        status = error.get("status")
+        unavailable = status is None or status == 429 or status >= 500
+        if error.get("endpoint") in _ROOT_ENDPOINTS and unavailable:
+            raise PlatformUnavailable(
+                f"the platform at {base_url} did not answer {error.get('endpoint')} "
+                f"({error.get('error_type')}, status {status or 'none'}): nothing was committed. "
+                "Check the URL and the network, then run the snapshot again."
+            )
 
 
 def describe_run(run: SnapshotRun, store_url: str) -> RenderableType:

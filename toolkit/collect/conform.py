@@ -20,6 +20,7 @@ import functools
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -91,18 +92,23 @@ class Conformer:
         None when a required column (an id, a name) is missing or unusable: such a record
         cannot be stored, and the drift report names the column.
         """
-        declared = TABLES[table].arrow_schema
-        pending = PENDING_COLUMNS.get(table, frozenset())
-        undeclared = set(values) - set(declared.names) - pending
-        if undeclared:
-            raise KeyError(f"{table} does not declare {sorted(undeclared)}")
+        columns, names = _columns(table)
+        if not names.issuperset(values):
+            undeclared = set(values) - names - PENDING_COLUMNS.get(table, frozenset())
+            if undeclared:
+                raise KeyError(f"{table} does not declare {sorted(undeclared)}")
         out: Row = {}
-        for field in declared:
-            if field.name in (SNAPSHOT_ID, SNAPSHOT_AT):
-                continue
-            out[field.name] = self._value(table, field, values.get(field.name))
-            if out[field.name] is None and not field.nullable:
-                self._drift[(table, field.name, "missing")] += 1
+        for name, convert, nullable in columns:
+            value = values.get(name)
+            if value is not None:
+                converted = convert(value)
+                if converted is _WRONG:
+                    self.note(table, name, value)
+                    converted = None
+                value = converted
+            out[name] = value
+            if value is None and not nullable:
+                self._drift[(table, name, "missing")] += 1
                 return None
         return out
 
@@ -157,41 +163,66 @@ class Conformer:
             )
         return rows
 
-    def _value(self, table: str, field: pa.Field, value: Any) -> Any:
-        if value is None:
-            return None
-        converted = _convert(field.type, value)
-        if converted is _WRONG:
-            self.note(table, field.name, value)
-            return None
-        return converted
-
 
 _WRONG = object()
 
 
-def _convert(kind: pa.DataType, value: Any) -> Any:
-    """`value` as the Python value of Arrow type `kind`, or `_WRONG`."""
+_Convert = Callable[[Any], Any]
+"""A column's converter: a non-null value as its Arrow type's Python value, or `_WRONG`."""
+
+
+@functools.cache
+def _columns(table: str) -> tuple[tuple[tuple[str, _Convert, bool], ...], frozenset[str]]:
+    """Each declared column's (name, converter, nullable), and every declared name.
+
+    Worked out once per table: a crawl conforms hundreds of thousands of rows, and asking
+    the Arrow schema for its fields and types on every row cost more than the conversion.
+    """
+    declared = TABLES[table].arrow_schema
+    columns = tuple(
+        (field.name, _converter(field.type), field.nullable)
+        for field in declared
+        if field.name not in (SNAPSHOT_ID, SNAPSHOT_AT)
+    )
+    return columns, frozenset(declared.names)
+
+
+def _converter(kind: pa.DataType) -> _Convert:
+    """The function taking a non-null value to the Python value of Arrow type `kind`."""
     if pa.types.is_string(kind):
-        return value if isinstance(value, str) else _WRONG
+        return lambda value: value if isinstance(value, str) else _WRONG
     if pa.types.is_boolean(kind):
-        return value if isinstance(value, bool) else _WRONG
+        return lambda value: value if isinstance(value, bool) else _WRONG
+    if pa.types.is_integer(kind):
+        return _integer
+    if pa.types.is_floating(kind):
+        return _floating
+    if pa.types.is_timestamp(kind):
+        return _timestamp
+    if pa.types.is_list(kind):
+        return functools.partial(_list, _converter(kind.value_type))
+    return lambda value: _WRONG if isinstance(value, bool) else value
+
+
+def _integer(value: Any) -> Any:
     if isinstance(value, bool):
         return _WRONG
-    if pa.types.is_integer(kind):
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        return value if isinstance(value, int) else _WRONG
-    if pa.types.is_floating(kind):
-        return float(value) if isinstance(value, int | float) else _WRONG
-    if pa.types.is_timestamp(kind):
-        return _timestamp(value)
-    if pa.types.is_list(kind):
-        if not isinstance(value, list):
-            return _WRONG
-        items = [None if item is None else _convert(kind.value_type, item) for item in value]
-        return _WRONG if any(item is _WRONG for item in items) else items
-    return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) else _WRONG
+
+
+def _floating(value: Any) -> Any:
+    if isinstance(value, bool):
+        return _WRONG
+    return float(value) if isinstance(value, int | float) else _WRONG
+
+
+def _list(item: _Convert, value: Any) -> Any:
+    if not isinstance(value, list):
+        return _WRONG
+    items = [None if member is None else item(member) for member in value]
+    return _WRONG if any(member is _WRONG for member in items) else items
 
 
 def _timestamp(value: Any) -> Any:

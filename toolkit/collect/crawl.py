@@ -18,22 +18,20 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import importlib.util
 import itertools
 import logging
-import sys
 import time
-from collections import defaultdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from toolkit.api import AsyncPlatformClient, InvalidRequest, RequestError, Unauthorized
 from toolkit.collect.calls import Call
 from toolkit.collect.conform import Owner, error_row
-from toolkit.collect.crawl_result import CrawlOutput, CrawlResult, finish_rows
+from toolkit.collect.crawl_result import CrawlOutput, CrawlResult, finish_tables
 from toolkit.collect.credentials import map_credential, map_failed_credential
 from toolkit.collect.plan import CrawlOptions, Job, Planner
 from toolkit.collect.progress import CrawlProgress
+from toolkit.collect.row_buffer import RowBuffer
 from toolkit.collect.scope_probe import probe_scopes
 from toolkit.errors import CollectionAborted
 
@@ -63,7 +61,7 @@ class _Crawler:
         self.queue: asyncio.PriorityQueue[tuple[int, int, int, Job]] = asyncio.PriorityQueue()
         self.order = itertools.count()
         self.planned: dict[Call, None] = {}
-        self.rows: defaultdict[str, list[Row]] = defaultdict(list)
+        self.rows = RowBuffer()
         self.failed: list[Row] = []  # errors that make the snapshot partial
         self.depth = 0
         self.role: str | None = None
@@ -145,7 +143,7 @@ class _Crawler:
                 for row in found:
                     self._record(row)
             else:
-                self.rows[table].extend(found)
+                self.rows.extend(table, found)
         self.submit(children, depth + 1)
 
     def _failed(self, job: Job, error: RequestError | InvalidRequest) -> None:
@@ -175,7 +173,7 @@ class _Crawler:
         self._record(row, partial=not not_visible)
 
     def _record(self, row: Row, *, partial: bool = True) -> None:
-        self.rows["collection_errors"].append(row)
+        self.rows.append("collection_errors", row)
         if partial:
             self.failed.append(row)
 
@@ -212,20 +210,6 @@ async def _audit_credential(
     return map_credential(name, payload, token=token, fingerprints=fingerprints)
 
 
-def _remember_sniffio_is_absent() -> None:
-    """Make httpcore's per-request ``import sniffio`` cheap when sniffio is not installed.
-
-    httpcore 1.0 imports the optional ``sniffio`` each time it creates a lock or an event
-    (about eight times per request); anyio 4.11 stopped installing it, and Python does not
-    cache a failed import, so each one searched ``sys.path`` again: a fifth of a crawl's
-    CPU (encode/httpcore#1103). ``None`` in ``sys.modules`` is Python's own record of a
-    missing module: the import fails at once, exactly as before. Installing ``sniffio``
-    makes this a no-op.
-    """
-    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-        sys.modules["sniffio"] = None  # type: ignore[assignment]
-
-
 async def crawl_async(
     client: AsyncPlatformClient,
     *,
@@ -243,7 +227,6 @@ async def crawl_async(
     >>> async with AsyncPlatformClient(config) as client:               # doctest: +SKIP
     ...     rows, result = await crawl_async(client, fingerprints=fingerprints)
     """
-    _remember_sniffio_is_absent()
     planner = Planner(fingerprints=fingerprints, options=options)
     started, clock = datetime.now(UTC), time.monotonic()
     before = client.stats()
@@ -261,7 +244,7 @@ async def crawl_async(
         probed = await probe_scopes(crawler.rows, audited_rows, audited)
     for rows in (*audited_rows, probed):
         for table, found in rows.items():
-            crawler.rows[table].extend(found)
+            crawler.rows.extend(table, found)
     after = client.stats()
     extra_calls = sum(c.stats().requests for c in (audited or {}).values())
     result = CrawlResult(
@@ -274,7 +257,7 @@ async def crawl_async(
         calls=after.requests - before.requests + extra_calls,
         planned=(*crawler.planned, *(_ME for _ in audited_rows)),
         critical_path=crawler.depth,
-        errors=tuple(crawler.rows["collection_errors"]),
+        errors=tuple(crawler.rows.get("collection_errors", ())),
         stats=after,
         retries=after.retries_total - before.retries_total,
     )
@@ -286,7 +269,7 @@ async def crawl_async(
         len(result.errors),
         result.duration_s,
     )
-    return CrawlOutput(finish_rows(crawler.rows), result)
+    return CrawlOutput(finish_tables(crawler.rows), result)
 
 
 def crawl(

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from toolkit.collect.conform import merge_rows
+from toolkit.collect.row_buffer import merge_table
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from datetime import datetime
 
     from toolkit.api import CallStats
     from toolkit.collect.calls import Call
     from toolkit.collect.conform import Row, Rows
+    from toolkit.collect.row_buffer import RowBuffer, TableData
 
-__all__ = ["CrawlOutput", "CrawlResult", "finish_rows"]
+__all__ = ["CrawlOutput", "CrawlResult", "finish_tables"]
 
 # Tables whose records reach a crawl more than once (see `merge_rows`).
 _MERGED = ("deployments", "replica_events", "replicas")
@@ -67,30 +74,73 @@ class CrawlResult:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CrawlOutput:
-    """Rows per table (every snapshot table present, maybe empty) and the `CrawlResult`.
+    """Every snapshot table's rows and the `CrawlResult`.
+
+    `tables` is what the snapshot writer takes: per table a list of dicts, or an Arrow
+    table when the crawl was large enough to keep its rows as columns (see `RowBuffer`).
+    `rows` gives every table as dicts, converting on first use.
+
+    Its repr counts rows instead of showing them: a notebook cell, or asyncio formatting
+    the finished task of `asyncio.run` (which it does on the way out), would otherwise
+    build a string of every row of the crawl.
 
     >>> output = crawl(config, fingerprints=fingerprints)          # doctest: +SKIP
     >>> rows, result = output                                     # doctest: +SKIP
     """
 
-    rows: Rows
+    tables: Mapping[str, TableData]
     result: CrawlResult
+
+    @functools.cached_property
+    def rows(self) -> Rows:
+        """Every table as a list of dicts."""
+        return {n: d if isinstance(d, list) else d.to_pylist() for n, d in self.tables.items()}
 
     def __iter__(self) -> Any:
         return iter((self.rows, self.result))
 
+    def __repr__(self) -> str:
+        counts = {table: len(found) for table, found in self.tables.items() if len(found)}
+        result = self.result
+        return (
+            f"CrawlOutput(status={result.status!r}, calls={result.calls}, "
+            f"errors={len(result.errors)}, rows={counts})"
+        )
 
-def finish_rows(collected: dict[str, list[Row]]) -> Rows:
+
+def finish_tables(collected: RowBuffer) -> dict[str, TableData]:
     """Every snapshot table, with records seen twice merged and unknown flags settled."""
-    rows: Rows = {name: list(collected.get(name, [])) for name in SNAPSHOT_TABLES}
-    for name in _MERGED:
-        rows[name] = merge_rows(name, rows[name])
-    services = {row["id"] for row in rows["services"]}
-    for row in rows["deployments"]:
-        if row["service_id"] in services:
-            for flag in _FLAGS:
-                if row[flag] is None:
-                    row[flag] = False
-    return rows
+    tables: dict[str, TableData] = {}
+    for name in SNAPSHOT_TABLES:
+        data = collected.pop_table(name) if name in collected else []
+        if name in _MERGED:
+            data = merge_rows(name, data) if isinstance(data, list) else merge_table(name, data)
+        tables[name] = data
+    services = tables["services"]
+    ids = {row["id"] for row in services} if isinstance(services, list) else services["id"]
+    tables["deployments"] = _settle_flags(tables["deployments"], ids)
+    return tables
+
+
+def _settle_flags(deployments: TableData, services: set[str] | pa.ChunkedArray) -> TableData:
+    """A deployment of a collected service whose flags the API left unknown is not current,
+    last or last successful: its service's record would have named it."""
+    if isinstance(deployments, list):
+        for row in deployments:
+            if row["service_id"] in services:
+                for flag in _FLAGS:
+                    if row[flag] is None:
+                        row[flag] = False
+        return deployments
+    data = deployments
+    ids = services.combine_chunks() if isinstance(services, pa.ChunkedArray) else services
+    value_set = ids if isinstance(ids, pa.Array) else pa.array(sorted(ids), pa.string())
+    known = pc.is_in(data["service_id"], value_set=value_set)
+    for flag in _FLAGS:
+        index = data.schema.get_field_index(flag)
+        column = data.column(index)
+        settled = pc.if_else(pc.and_(known, pc.is_null(column)), False, column)
+        data = data.set_column(index, data.schema.field(index), settled)
+    return data
