@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test lint typecheck pytest sim clean
+.PHONY: install demo lab test lint typecheck pytest sim clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "platform-audit needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -17,6 +17,11 @@ install: $(STAMP)
 
 demo: install
 	$(BIN)/platform-audit demo
+
+# JupyterLab on the notebooks, reading the store `make demo` wrote (or `make lab LAB_STORE=...`).
+LAB_STORE ?= $(CURDIR)/data/demo/store
+lab: install
+	PLATFORM_AUDIT_STORE="$(LAB_STORE)" $(BIN)/jupyter lab notebooks/
 
 test: install lint typecheck pytest
 

@@ -7,6 +7,8 @@ The small public API that notebooks and the command line share::
     run = toolkit.take_snapshot(settings)              # crawl the platform, commit a snapshot
     store = toolkit.Store.open(settings.store_url)
     store.duckdb().sql("select name, replicas from services_latest").df()
+    result = toolkit.run_audit(store)                  # findings, summary(), history
+    toolkit.write_report(store, Path("audit.html"))    # or format="markdown", "json", "csv"
 
 Names are imported on first use, so ``import toolkit`` stays fast for the command line.
 """
@@ -20,8 +22,10 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from toolkit.api import AsyncPlatformClient, ClientConfig, PlatformClient
+    from toolkit.audit import run_audit
     from toolkit.collect import crawl
     from toolkit.config import Settings, load_settings
+    from toolkit.report import write_report
     from toolkit.sim import Simulator, SimulatorServer
     from toolkit.snapshot import Store
     from toolkit.snapshot_job import take_snapshot
@@ -36,7 +40,9 @@ _EXPORTS = {
     "Store": "toolkit.snapshot",
     "crawl": "toolkit.collect",
     "load_settings": "toolkit.config",
+    "run_audit": "toolkit.audit",
     "take_snapshot": "toolkit.snapshot_job",
+    "write_report": "toolkit.report",
 }
 
 __all__ = [
@@ -50,7 +56,9 @@ __all__ = [
     "__version__",
     "crawl",
     "load_settings",
+    "run_audit",
     "take_snapshot",
+    "write_report",
 ]
 
 

@@ -7,6 +7,8 @@ every failure prints one sentence that says what to do next.
 from __future__ import annotations
 
 import enum
+import logging
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -15,9 +17,12 @@ import typer
 from rich.console import Console
 
 from toolkit import __version__
+from toolkit.cli_audit import register as register_audit
+from toolkit.cli_report import register as register_report
+from toolkit.cli_schedule import register as register_schedule
 from toolkit.cli_store import sql_command, store_app
 from toolkit.config import DEFAULT_CONFIG_NAME, example_config, load_settings
-from toolkit.errors import CollectionAborted, ConfigError
+from toolkit.errors import CollectionAborted, ConfigError, PlatformUnavailable
 from toolkit.snapshot_job import describe_run, take_snapshot
 
 __all__ = ["ExitCode", "app"]
@@ -34,6 +39,9 @@ sim_app = typer.Typer(
 )
 app.add_typer(sim_app, name="sim")
 app.add_typer(store_app, name="store")
+register_audit(app)
+register_report(app)
+register_schedule(app)
 
 console = Console()
 err = Console(stderr=True)
@@ -48,6 +56,8 @@ class ExitCode(enum.IntEnum):
     PARTIAL = 3  # a snapshot was committed but marked partial
     AUTH = 4  # the credential was refused (missing, expired or revoked)
     UNREACHABLE = 5  # the platform could not be reached or kept failing
+    LOCKED = 6  # another job holds the store's lock (platform-audit schedule)
+    STORE = 7  # the store could not be written: full disk, permissions
 
 
 ConfigOpt = Annotated[
@@ -69,6 +79,44 @@ TokenEnvOpt = Annotated[
 def _fail(message: str, code: ExitCode) -> typer.Exit:
     err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
     return typer.Exit(int(code))
+
+
+_LOG_LEVELS = ("debug", "info", "warning", "error")
+_log_handler: logging.Handler | None = None
+
+
+@app.callback()
+def main(
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            "--log-level",
+            envvar="PLATFORM_AUDIT_LOG_LEVEL",
+            help="Write the toolkit's log (debug, info, warning or error) to stderr; "
+            "else $PLATFORM_AUDIT_LOG_LEVEL. Tokens and secret values are never logged.",
+        ),
+    ] = None,
+) -> None:
+    """Collect, audit and report on a hosted deployment platform."""
+    if log_level is not None:
+        _log_to_stderr(log_level)
+
+
+def _log_to_stderr(level: str) -> None:
+    """Send the ``toolkit.*`` loggers to stderr at ``level`` (replacing an earlier handler)."""
+    global _log_handler  # one handler per process, even when the app is invoked again
+    if level.lower() not in _LOG_LEVELS:
+        raise _fail(
+            f"--log-level {level!r} is not a level: use one of {', '.join(_LOG_LEVELS)}",
+            ExitCode.CONFIG,
+        )
+    logger = logging.getLogger("toolkit")
+    if _log_handler is not None:
+        logger.removeHandler(_log_handler)
+    _log_handler = logging.StreamHandler(sys.stderr)
+    _log_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(_log_handler)
+    logger.setLevel(level.upper())
 
 
 @app.command()
@@ -159,12 +207,14 @@ def snapshot(
         raise _fail(str(exc), ExitCode.CONFIG) from None
     except CollectionAborted as exc:
         raise _fail(str(exc), ExitCode.AUTH) from None
+    except PlatformUnavailable as exc:
+        raise _fail(str(exc), ExitCode.UNREACHABLE) from None
     console.print(describe_run(run, settings.store_url))
     if run.info.status != "complete":
         err.print(
             f"[yellow]partial snapshot:[/] {len(run.result.errors)} calls failed. It is kept "
             "and marked partial; the next run tries again. See which calls failed with: "
-            + _ERRORS_QUERY,
+            + _errors_query(run.info.snapshot_id),
             highlight=False,
         )
         raise typer.Exit(int(ExitCode.PARTIAL))
@@ -180,7 +230,12 @@ def sql(
     sql_command(query, store, format)
 
 
-_ERRORS_QUERY = 'platform-audit sql "select * from collection_errors_latest"'
+def _errors_query(snapshot_id: str) -> str:
+    # Not collection_errors_latest: a partial snapshot never becomes "latest".
+    return (
+        'platform-audit sql "select endpoint, status, error_type, attempts, message '  # noqa: S608 - a command shown to the user, with the writer's own UUIDv7
+        f"from collection_errors where snapshot_id = '{snapshot_id}'\""
+    )
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -227,14 +282,16 @@ def sim_serve(
 def demo(
     services: Annotated[int, typer.Option(help="Services in the simulated world.")] = 40,
     seed: Annotated[int, typer.Option(help="World seed.")] = 7,
-    days: Annotated[int, typer.Option(help="Simulated days, one snapshot each.")] = 3,
-    out: Annotated[Path, typer.Option(help="Folder for the demo's store and key.")] = Path(
+    days: Annotated[int, typer.Option(help="Simulated days, one snapshot each.")] = 14,
+    out: Annotated[Path, typer.Option(help="Folder for the demo's store, key and reports.")] = Path(
         "data/demo"
     ),
 ) -> None:
-    """Start the embedded simulator, walk through what the toolkit sees, snapshot a few days."""
+    """Start the embedded simulator, snapshot two simulated weeks, audit and write reports."""
     from toolkit.demo import run_demo
 
+    if not 5 <= services <= 50_000 or days < 1:
+        raise _fail("--services must be between 5 and 50000 and --days at least 1", ExitCode.CONFIG)
     run_demo(console, services=services, seed=seed, days=days, out=out)
 
 

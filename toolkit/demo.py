@@ -1,15 +1,17 @@
-"""``platform-audit demo``: the embedded simulator, walked through by the API client.
+"""``platform-audit demo``: the embedded simulator, two simulated weeks, audits and reports.
 
-It shows, in under a minute and without any setting, what the toolkit sees of a platform:
-who each kind of key is, what a key limited to one project can reach, and that a crawl
-through a flaky platform still gets everything, with the retries it took. Example::
+Without any setting it shows what the toolkit sees of a platform: who each kind of key is,
+what a key limited to one project can reach, that a crawl through a flaky platform still
+gets everything; then it snapshots the simulated world once a day for ``days`` days while a
+scripted operator changes some limits (:mod:`toolkit.demo_steps`), audits the history and
+writes the reports. Example::
 
-    run_demo(Console(), services=40, seed=7)
+    outcome = run_demo(Console(), services=40, days=14, out=Path("data/demo"))
+    outcome.store, outcome.reports
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -18,8 +20,9 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from toolkit.api import ClientConfig, PlatformClient, RequestError, Secret
-from toolkit.config import Credential, Settings
+from toolkit.api import ClientConfig, PlatformClient, PlatformError, RequestError, Secret
+from toolkit.demo_steps import Operator, demo_settings, forget_tokens, write_reports
+from toolkit.errors import ToolkitError
 from toolkit.identity import parse_identity
 from toolkit.sim import Simulator, SimulatorServer
 from toolkit.sim.cli_serve import today_utc
@@ -29,7 +32,9 @@ from toolkit.snapshot_job import take_snapshot
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["Inventory", "run_demo", "walk_inventory"]
+    from toolkit.config import Settings
+
+__all__ = ["DEMO_DIR", "DemoOutcome", "Inventory", "run_demo", "walk_inventory"]
 
 
 @dataclass(frozen=True)
@@ -51,70 +56,135 @@ def walk_inventory(client: PlatformClient) -> Inventory:
     return Inventory(len(teams), len(projects), len(envs), services)
 
 
+@dataclass(frozen=True)
+class DemoOutcome:
+    """What the demo left on disk, and how its days went."""
+
+    store: Path
+    reports: tuple[Path, ...]
+    snapshots: int
+    partial: int
+    seconds: float
+
+
 DEMO_DIR = Path("data/demo")
-_DEMO_KEY_VAR = "PLATFORM_AUDIT_DEMO_KEY"
-_SAMPLE_QUERY = '`platform-audit sql "select name, replicas from services_latest"`'
 
 
 def run_demo(
-    console: Console, *, services: int = 40, seed: int = 7, days: int = 3, out: Path = DEMO_DIR
-) -> None:
-    """Start the simulator on loopback and show the client against it, step by step."""
+    console: Console,
+    *,
+    services: int = 40,
+    seed: int = 7,
+    days: int = 14,
+    out: Path = DEMO_DIR,
+    tour: bool = True,
+) -> DemoOutcome:
+    """Start the simulator on loopback, tour the client, then snapshot, audit and report.
+
+    Never raises for what the platform does: a failed day or audit is said and skipped.
+    ``tour=False`` skips the client tour (tests that only need the store).
+    """
     started = time.perf_counter()
     sim = Simulator(seed=seed, services=services, start=today_utc())
     with SimulatorServer(sim) as server:
         console.rule("[bold]platform-audit demo")
         console.print(f"Simulated platform: {server.base_url} (seed {seed}, {services} services)")
-        console.print(_keys_table(sim, server.base_url))
-        console.print(_reach_table(sim, server.base_url))
-        sim.set_faults("flaky")
-        with PlatformClient(_config(server.base_url, sim.keys["viewer"])) as client:
+        if tour:
+            _tour(console, sim, server.base_url)
+        settings = demo_settings(sim, server.base_url, out)
+        try:
+            taken, partial = _snapshot_days(console, sim, settings, days=days)
+        finally:
+            forget_tokens(settings)
+    store = Store.open(settings.store_url)
+    reports = _audit(console, store, out) if taken else ()
+    outcome = DemoOutcome(
+        Path(settings.store_url), reports, taken, partial, time.perf_counter() - started
+    )
+    _next_steps(console, outcome)
+    return outcome
+
+
+def _tour(console: Console, sim: Simulator, base_url: str) -> None:
+    console.print(_keys_table(sim, base_url))
+    console.print(_reach_table(sim, base_url))
+    sim.set_faults("flaky")
+    try:
+        with PlatformClient(_config(base_url, sim.keys["viewer"])) as client:
             inventory = walk_inventory(client)
             stats = client.stats()
-        sim.set_faults("none")
         console.print(
             f"Through a flaky platform (5xx, 429 and dropped connections) the viewer key still "
             f"saw all {inventory.services} services in {stats.requests} requests, "
             f"{stats.retries_total} of them retries: {dict(sorted(stats.retries.items()))}."
         )
-        store_url = _snapshot_days(console, sim, server.base_url, days=days, out=out)
-    console.print(
-        f"Done in {time.perf_counter() - started:.1f} s. Next: explore the snapshots with "
-        f"{_SAMPLE_QUERY} --store {store_url}, `platform-audit store verify --store "
-        f"{store_url}`; keep a platform running with `platform-audit sim serve --keys-out "
-        "keys.json`."
-    )
+    except PlatformError as exc:
+        console.print(f"The flaky platform won this time: {exc}")
+    finally:
+        sim.set_faults("none")
 
 
-def _snapshot_days(console: Console, sim: Simulator, base_url: str, *, days: int, out: Path) -> str:
-    """One snapshot a simulated day into a fresh demo store, then what the store holds."""
-    store_dir = out / "store"
+def _snapshot_days(
+    console: Console, sim: Simulator, settings: Settings, *, days: int
+) -> tuple[int, int]:
+    """One snapshot a simulated day into a fresh store: (snapshots taken, partial ones)."""
+    store_dir = Path(settings.store_url)
     if store_dir.exists():
         shutil.rmtree(store_dir)  # the demo's own folder: every run starts from nothing
-    os.environ[_DEMO_KEY_VAR] = sim.keys["editor"]  # this process only; never written
-    settings = Settings(
-        base_url=base_url,
-        credentials={"demo": Credential(name="demo", token_env=_DEMO_KEY_VAR)},
-        credential="demo",
-        rate_per_minute=None,  # a local simulator: no need to pace requests
-        store_url=str(store_dir),
-        hmac_key_file=out / "hmac.key",
-    )
-    for day in range(days):
-        run = take_snapshot(settings, as_of=sim.now)
-        console.print(
-            f"Day {day + 1}: snapshot {run.info.snapshot_id} ({run.info.status}) of "
-            f"{run.info.row_counts.get('services', 0)} services, "
-            f"{sum(run.info.row_counts.values()):,} rows, {run.result.calls} calls "
-            f"in {run.result.duration_s:.1f} s"
-        )
-        sim.advance(hours=24)
-    store = Store.open(store_dir)
-    report = store.verify()
+    operator = Operator(sim, days=days)
     console.print(
-        f"Store {store_dir}: {len(store.snapshots())} snapshots; verify: {report.summary()}"
+        f"Snapshotting {days} simulated days; the audited credentials: "
+        f"{', '.join(c.name for c in settings.audited)}."
     )
-    return str(store_dir)
+    taken = partial = 0
+    for day in range(1, days + 1):
+        for change in operator.act(day):
+            console.print(f"  operator, day {day}: {change}")
+        try:
+            run = take_snapshot(settings, as_of=sim.now)
+        except (ToolkitError, PlatformError) as exc:
+            console.print(f"Day {day}: no snapshot ({exc}); the demo goes on")
+        else:
+            taken += 1
+            info = run.info
+            is_partial = info.status != "complete"
+            partial += is_partial
+            failed = f", {len(run.result.errors)} failed calls" if is_partial else ""
+            console.print(
+                f"Day {day:>2} {info.snapshot_at:%Y-%m-%d} {info.status}: "
+                f"{info.row_counts.get('services', 0)} services, "
+                f"{sum(info.row_counts.values()):,} rows, {run.result.calls} calls, "
+                f"{run.result.duration_s:.1f} s{failed}"
+            )
+        sim.advance(hours=24)
+        operator.after_day()
+    return taken, partial
+
+
+def _audit(console: Console, store: Store, out: Path) -> tuple[Path, ...]:
+    console.print(f"Store {store.url}: {store.verify().summary()}")
+    try:
+        paths, line = write_reports(store, out)
+    except Exception as exc:  # the demo finishes whatever the audit does; the error is shown
+        console.print(f"The audit and reports failed ({type(exc).__name__}: {exc}).")
+        return ()
+    console.print(f"Audit of the newest snapshot against the day before: {line}.")
+    return tuple(paths)
+
+
+def _next_steps(console: Console, outcome: DemoOutcome) -> None:
+    partial = f" ({outcome.partial} partial: see collection_errors)" if outcome.partial else ""
+    lines = [
+        f"Done in {outcome.seconds:.0f} s: {outcome.snapshots} snapshots{partial} in "
+        f"{outcome.store}",
+        *(f"  report: {path}" for path in outcome.reports),
+        "Next:",
+        "  make lab            # JupyterLab on notebooks/, reading this store",
+        f"  platform-audit audit --store {outcome.store}",
+        f"  platform-audit sql --store {outcome.store} "  # noqa: S608 - a command shown, not run
+        '"select name, replicas from services_latest"',
+    ]
+    console.print("\n".join(lines), highlight=False, markup=False)
 
 
 def _config(base_url: str, token: str) -> ClientConfig:

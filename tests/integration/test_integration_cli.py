@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from toolkit.cli import ExitCode, app
+from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -134,6 +135,14 @@ def test_sim_serve_prints_url_and_writes_keys(tmp_path: Path) -> None:
 
 
 def test_demo_runs(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["demo", "--services", "10"])
+    args = ["demo", "--services", "10", "--days", "3", "--out", str(tmp_path)]
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "Through a flaky platform" in result.output
+    out = " ".join(result.output.split())  # rich wraps long lines
+    assert "Through a flaky platform" in out
+    assert out.count(" complete: ") == 3
+    assert "operator, day 2: memory limit of" in out
+    assert "make lab" in out
+    for report in ("report.html", "report.md"):
+        assert (tmp_path / report).stat().st_size > 0
+    assert len(Store.open(tmp_path / "store").snapshots()) == 3

@@ -1,0 +1,125 @@
+"""``platform-audit report``: the audit report for a review, as HTML, Markdown, JSON or CSV.
+
+The HTML report is one self-contained file (it works offline and prints to PDF); without
+``--out`` it is written to ``audit-report.html``, while the text formats go to standard
+output so they can be piped into a ticket or a pull request. Exit 0 when written; 2 on bad
+usage or configuration, a store without a complete snapshot, or an unknown snapshot id::
+
+    platform-audit report --out review.html
+    platform-audit report --format markdown --compare-to 0193e1 > summary.md
+    platform-audit report --since 2026-01-01 --waivers waivers.toml --out review.html
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime  # noqa: TC003 - typer reads the annotations at run time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from toolkit.config import load_settings
+from toolkit.errors import AuditError, CheckDefinitionError, ConfigError
+
+__all__ = ["DEFAULT_HTML_OUT", "register", "report_command"]
+
+DEFAULT_HTML_OUT = Path("audit-report.html")
+_FORMATS = ("html", "markdown", "json", "csv")
+
+err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report`` to the ``platform-audit`` command."""
+    app.command("report")(report_command)
+
+
+def report_command(
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store", help="Store folder or s3://bucket/prefix; else $PLATFORM_AUDIT_STORE."
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help=f"Write the report here (HTML default: {DEFAULT_HTML_OUT}; "
+            "other formats default to standard output).",
+        ),
+    ] = None,
+    format: Annotated[str, typer.Option("--format", help="html, markdown, json or csv.")] = "html",
+    since: Annotated[
+        datetime | None,
+        typer.Option(
+            "--since", help="Trends and evidence from this UTC date or time on (e.g. 2026-01-01)."
+        ),
+    ] = None,
+    compare_to: Annotated[
+        str | None,
+        typer.Option(
+            "--compare-to",
+            help="Compare with this snapshot (id or unique prefix; default: the "
+            "one before the newest).",
+        ),
+    ] = None,
+    waivers: Annotated[
+        Path | None, typer.Option("--waivers", help="Waivers file (TOML or YAML).")
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="TOML settings file (default ./platform-audit.toml)."),
+    ] = None,
+) -> None:
+    """Build the audit report: summary, trends, changes, findings, key scope, waivers, evidence."""
+    from toolkit.report import render_report
+    from toolkit.report.report_writer import write_text
+    from toolkit.snapshot import Store
+
+    if format not in _FORMATS:
+        raise _fail(f"--format must be one of {', '.join(_FORMATS)}, not {format!r}", "CONFIG")
+    try:
+        settings = load_settings(config, store_url=store)
+        _require_store(settings.store_url)
+        opened = Store.open(settings.store_url)
+        target = out if out is not None else (DEFAULT_HTML_OUT if format == "html" else None)
+        text = render_report(
+            opened,
+            format=format,
+            since=since,
+            compare_to=compare_to,
+            waivers=waivers,
+            settings=settings,
+        )
+        if target is None:
+            sys.stdout.write(text)
+            return
+        write_text(target, text)
+    except (ConfigError, CheckDefinitionError, AuditError) as exc:
+        raise _fail(str(exc), "CONFIG") from None
+    except OSError as exc:
+        raise _fail(f"cannot write the report: {exc}; choose another --out", "CONFIG") from None
+    err.print(Text(f"wrote {format} report to {target}"))
+
+
+def _require_store(url: str) -> None:
+    """A local store folder must exist: opening one would create an empty store."""
+    if "://" in url and not url.startswith("file://"):
+        return
+    path = Path(url.removeprefix("file://")).expanduser()
+    if not (path / "snapshots").exists():
+        raise ConfigError(
+            f"no snapshot store at {path}: take a snapshot first (`platform-audit snapshot "
+            "--store ...`) or pass --store with the store's folder"
+        )
+
+
+def _fail(message: str, code: str) -> typer.Exit:
+    from toolkit.cli import ExitCode
+
+    err.print(Text.assemble(("error: ", "bold red"), message))
+    return typer.Exit(int(ExitCode[code]))
