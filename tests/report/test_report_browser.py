@@ -3,12 +3,14 @@
 Chromium is driven over the DevTools protocol (``report_browser.py``), which reports every
 request the page makes, every console error and uncaught exception, and any dialog; name
 lookups are also mapped to nothing, so a request to another host could not succeed. The
-screenshots land in ``test-artifacts/`` and, for the README, in ``docs/screenshots/``.
+screenshots land in ``test-artifacts/``; with ``PLATFORM_AUDIT_UPDATE_SCREENSHOTS=1`` they
+also refresh the README's copies in ``docs/screenshots/``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,6 +118,8 @@ def test_screenshots(page: Page) -> None:
     scope = page.screenshot(ARTIFACTS / "report-key-scope.png", selector="#key-scope")
     for shot in (top, findings, scope):
         assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+    if not os.environ.get("PLATFORM_AUDIT_UPDATE_SCREENSHOTS"):
+        return  # a test run never rewrites tracked files; set the variable to refresh them
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(top, SCREENSHOTS / "report-top.png")
     shutil.copyfile(findings, SCREENSHOTS / "report-findings.png")
