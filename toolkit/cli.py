@@ -18,6 +18,7 @@ from rich.console import Console
 
 from toolkit import __version__
 from toolkit.cli_audit import register as register_audit
+from toolkit.cli_options import BaseUrlOpt, ConfigOpt, StoreOpt, TokenEnvOpt
 from toolkit.cli_report import register as register_report
 from toolkit.cli_schedule import register as register_schedule
 from toolkit.cli_store import sql_command, store_app
@@ -58,22 +59,6 @@ class ExitCode(enum.IntEnum):
     UNREACHABLE = 5  # the platform could not be reached or kept failing
     LOCKED = 6  # another job holds the store's lock (platform-audit schedule)
     STORE = 7  # the store could not be written: full disk, permissions
-
-
-ConfigOpt = Annotated[
-    Path | None,
-    typer.Option("--config", help=f"TOML settings file (default ./{DEFAULT_CONFIG_NAME})."),
-]
-BaseUrlOpt = Annotated[
-    str | None,
-    typer.Option("--base-url", help="API base URL with any prefix; else $PLATFORM_API_URL."),
-]
-TokenEnvOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--token-env", help="Environment variable holding the key (default PLATFORM_API_KEY)."
-    ),
-]
 
 
 def _fail(message: str, code: ExitCode) -> typer.Exit:
@@ -156,12 +141,6 @@ def check(
     if outcome.error is not None:
         raise _fail(outcome.error, ExitCode(outcome.exit_code))
     console.print(describe_identity(outcome))
-
-
-StoreOpt = Annotated[
-    str | None,
-    typer.Option("--store", help="Store folder or s3://bucket/prefix; else $PLATFORM_AUDIT_STORE."),
-]
 
 
 def _credential_pairs(values: list[str]) -> dict[str, str]:

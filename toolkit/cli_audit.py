@@ -21,6 +21,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from toolkit.cli_options import ConfigOpt, StoreOpt
 from toolkit.config import FAIL_ON, load_settings
 from toolkit.errors import AuditError, CheckDefinitionError, ConfigError
 
@@ -34,15 +35,6 @@ __all__ = ["audit_command", "diff_command", "register"]
 
 console = Console()
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
-
-StoreOpt = Annotated[
-    str | None,
-    typer.Option("--store", help="Store folder or s3://bucket/prefix; else $PLATFORM_AUDIT_STORE."),
-]
-ConfigOpt = Annotated[
-    Path | None,
-    typer.Option("--config", help="TOML settings file (default ./platform-audit.toml)."),
-]
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,7 @@ usage or configuration, a store without a complete snapshot, or an unknown snaps
 from __future__ import annotations
 
 import sys
-from datetime import datetime  # noqa: TC003 - typer reads the annotations at run time
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 

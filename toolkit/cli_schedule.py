@@ -16,7 +16,7 @@ import contextlib
 import logging
 import signal
 import threading
-from pathlib import Path  # noqa: TC003 - typer reads the annotations at runtime
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer

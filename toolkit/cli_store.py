@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from toolkit.cli_options import StoreOpt
 from toolkit.snapshot import DEFAULT_STORE, RetentionPolicy, Store
 
 if TYPE_CHECKING:
@@ -34,13 +35,6 @@ store_app = typer.Typer(
 )
 console = Console()
 err = Console(stderr=True)
-
-StoreOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--store", help=f"Store folder or s3:// URL (default ${ENV_STORE} or {DEFAULT_STORE})."
-    ),
-]
 
 
 def resolve_store_url(store: str | None) -> str:
