@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import BUCKET, Job
+from job_harness import BUCKET, Job
 
 from toolkit.cli import ExitCode
 from toolkit.config import load_settings

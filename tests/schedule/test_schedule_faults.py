@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 from typing import TYPE_CHECKING
 
-from conftest import Job, json_lines
+from job_harness import Job, json_lines
 
 from toolkit.cli import ExitCode
 from toolkit.config import load_settings

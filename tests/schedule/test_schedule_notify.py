@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pandas as pd
 import pytest
-from conftest import Job, json_lines
+from job_harness import Job, json_lines
 
 from toolkit.cli import ExitCode
 from toolkit.schedule import build_payload, post_payload

@@ -7,7 +7,7 @@ import signal
 import time
 from typing import TYPE_CHECKING
 
-from conftest import Job, json_lines
+from job_harness import Job, json_lines
 
 from toolkit.cli import ExitCode
 from toolkit.sim import FaultProfile

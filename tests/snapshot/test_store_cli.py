@@ -7,8 +7,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pytest
-from conftest import T0, WriteSnapshot
 from deltalake import DeltaTable
+from store_harness import T0, WriteSnapshot
 from typer.testing import CliRunner
 
 from toolkit.cli_store import resolve_store_url, sql_command, store_app

@@ -12,7 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import T0, WriteSnapshot, fetch, sample_rows
+from store_harness import T0, WriteSnapshot, fetch, sample_rows
 
 from toolkit.snapshot import SNAPSHOT_TABLES, Store
 

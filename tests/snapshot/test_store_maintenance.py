@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import T0, WriteSnapshot, fetch, sample_rows
+from store_harness import T0, WriteSnapshot, fetch, sample_rows
 
 from toolkit.snapshot import RetentionPolicy, Store, UnsafeIdError, select_pruned
 from toolkit.snapshot.maintenance import delete_snapshots

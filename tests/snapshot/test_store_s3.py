@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import T0, WriteSnapshot, fetch, sample_rows
+from store_harness import T0, WriteSnapshot, fetch, sample_rows
 
 from toolkit.snapshot import RetentionPolicy, Store
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pyarrow.compute as pc
-from conftest import T0, WriteSnapshot
 from deltalake import DeltaTable, write_deltalake
+from store_harness import T0, WriteSnapshot
 
 from toolkit.snapshot import Store, canonical_rows, chain_hash, content_hash
 

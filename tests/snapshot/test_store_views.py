@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from conftest import T0, WriteSnapshot, fetch, sample_rows
+from store_harness import T0, WriteSnapshot, fetch, sample_rows
 
 from toolkit.snapshot import SNAPSHOT_TABLES, Store
 

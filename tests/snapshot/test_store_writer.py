@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 import pytest
-from conftest import T0, WriteSnapshot, fetch, sample_rows
+from store_harness import T0, WriteSnapshot, fetch, sample_rows
 
 from toolkit.snapshot import (
     TABLES,

@@ -1,0 +1,7 @@
+"""Fixtures of the scheduler tests; their helpers live in ``job_harness`` (importable by name)."""
+
+from __future__ import annotations
+
+from job_harness import job, s3_endpoint
+
+__all__ = ["job", "s3_endpoint"]
