@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from toolkit.cli_options import ConfigOpt, StoreOpt
 from toolkit.config import load_settings
 from toolkit.errors import AuditError, CheckDefinitionError, ConfigError
 
@@ -38,12 +39,7 @@ def register(app: typer.Typer) -> None:
 
 
 def report_command(
-    store: Annotated[
-        str | None,
-        typer.Option(
-            "--store", help="Store folder or s3://bucket/prefix; else $PLATFORM_AUDIT_STORE."
-        ),
-    ] = None,
+    store: StoreOpt = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -70,10 +66,7 @@ def report_command(
     waivers: Annotated[
         Path | None, typer.Option("--waivers", help="Waivers file (TOML or YAML).")
     ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option("--config", help="TOML settings file (default ./platform-audit.toml)."),
-    ] = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Build the audit report: summary, trends, changes, findings, key scope, waivers, evidence."""
     from toolkit.report import render_report

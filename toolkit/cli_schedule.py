@@ -23,6 +23,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from toolkit.cli_options import ConfigOpt, StoreOpt
 from toolkit.config import load_settings
 from toolkit.errors import ConfigError, LockHeld
 
@@ -59,16 +60,8 @@ def schedule_command(
         int | None,
         typer.Option("--max-runs", min=1, help="Stop after this many runs (1 for cron/timers)."),
     ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option("--config", help="TOML settings file (default ./platform-audit.toml)."),
-    ] = None,
-    store: Annotated[
-        str | None,
-        typer.Option(
-            "--store", help="Store folder or s3://bucket/prefix; else $PLATFORM_AUDIT_STORE."
-        ),
-    ] = None,
+    config: ConfigOpt = None,
+    store: StoreOpt = None,
     jitter: Annotated[
         str | None,
         typer.Option("--jitter", help="Delay each run by a random time up to this long."),
