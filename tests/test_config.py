@@ -130,3 +130,18 @@ def test_zero_rate_switches_the_limit_off(tmp_path: Path) -> None:
         ).rate_per_minute
         is None
     )
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (Settings(base_url="http://user:pw@platform.example"), "must not carry credentials"),
+        (
+            Settings(base_url="http://platform.example", endpoints={"nope": "/x"}),
+            "unknown endpoint name",
+        ),
+    ],
+)
+def test_client_refusals_are_the_toolkits_config_error(settings: Settings, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        settings.client_config(environ={"PLATFORM_API_KEY": "plat_x"})

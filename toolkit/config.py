@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.api import ClientConfig, Secret
+from toolkit.api import ConfigError as ApiConfigError
 from toolkit.errors import ConfigError
 from toolkit.schedule.settings import (
     NOTIFY_KEYS,
@@ -149,18 +150,25 @@ class Settings:
     def client_config(
         self, credential: Credential | None = None, environ: Mapping[str, str] | None = None
     ) -> ClientConfig:
-        """The API client's settings for one credential (the collecting one by default)."""
+        """The API client's settings for one credential (the collecting one by default).
+
+        What the client refuses (a URL with credentials, an unknown endpoint name) becomes
+        the toolkit's own :class:`ConfigError`, so every command reports it the same way.
+        """
         cred = credential or self.collecting
-        return ClientConfig(
-            base_url=self.require_base_url(),
-            token=Secret(cred.token(environ)),
-            timeout_s=self.timeout_s,
-            max_attempts=self.max_attempts,
-            deadline_s=self.deadline_s,
-            concurrency=self.concurrency,
-            rate_per_minute=self.rate_per_minute,
-            endpoints=self.endpoints,
-        )
+        try:
+            return ClientConfig(
+                base_url=self.require_base_url(),
+                token=Secret(cred.token(environ)),
+                timeout_s=self.timeout_s,
+                max_attempts=self.max_attempts,
+                deadline_s=self.deadline_s,
+                concurrency=self.concurrency,
+                rate_per_minute=self.rate_per_minute,
+                endpoints=self.endpoints,
+            )
+        except ApiConfigError as exc:
+            raise ConfigError(str(exc)) from None
 
 
 def example_config() -> str:

@@ -20,9 +20,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from toolkit.api import ConfigError as ApiConfigError
 from toolkit.api import NotFound, PlatformClient, RequestError, Unauthorized
-from toolkit.errors import ConfigError
 
 if TYPE_CHECKING:
     from toolkit.config import Credential, Settings
@@ -199,10 +197,7 @@ def probe_identity(settings: Settings, credential: Credential | None = None) -> 
     platform answers becomes an outcome with an exit code and a sentence saying what to do.
     """
     cred = credential or settings.collecting
-    try:
-        config = settings.client_config(cred)
-    except ApiConfigError as exc:
-        raise ConfigError(str(exc)) from None
+    config = settings.client_config(cred)
     outcome = partial(IdentityOutcome, base_url=config.base_url, credential=cred.name)
     try:
         with PlatformClient(config) as client:

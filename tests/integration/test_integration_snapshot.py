@@ -189,6 +189,7 @@ def test_refused_key_on_an_empty_store_leaves_no_snapshot(faulty: Platform) -> N
         (("--credential", "=CI_KEY"), {}, "must be NAME=ENV_VAR"),
         (("--credential", "ci=CI_KEY"), {}, "export CI_KEY=<your API key>"),
         (("--token-env", "NOT_SET_ANYWHERE"), {}, "export NOT_SET_ANYWHERE="),
+        ((), {"PLATFORM_API_URL": "http://user:pw@127.0.0.1:9"}, "must not carry credentials"),
     ],
     ids=[
         "no-url",
@@ -198,6 +199,7 @@ def test_refused_key_on_an_empty_store_leaves_no_snapshot(faulty: Platform) -> N
         "credential-without-name",
         "credential-variable-unset",
         "token-env-unset",
+        "url-with-credentials",
     ],
 )
 def test_bad_configuration_exits_2_with_advice(
