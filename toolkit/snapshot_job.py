@@ -11,6 +11,7 @@ anything is written, so nothing is committed. Example::
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -56,8 +57,6 @@ def take_snapshot(
     ``as_of`` stamps the snapshot with another time than now (the demo's simulated days).
     The snapshot is ``partial`` when any call failed; its ``collection_errors`` say which.
     """
-    import time
-
     base_url = settings.require_base_url()
     output = crawl_settings(settings, options=options, quiet=quiet)
     result, tables = output.result, dict(output.tables)
