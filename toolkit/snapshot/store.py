@@ -25,7 +25,9 @@ import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
+import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
@@ -35,20 +37,23 @@ from toolkit.snapshot.snapshot_info import SnapshotInfo
 from toolkit.snapshot.snapshot_writer import FaultHook, SnapshotMeta, SnapshotWriter
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
 
     import duckdb
-    import pyarrow as pa
     import pyarrow.dataset as ds
 
     from toolkit.snapshot.maintenance import CompactReport, GcReport, VacuumReport
     from toolkit.snapshot.retention import RetentionPolicy, RetentionReport
     from toolkit.snapshot.verify import VerifyReport
+    from toolkit.snapshot.views import ParquetFiles
 
 __all__ = ["DEFAULT_STORE", "Store"]
 
 DEFAULT_STORE = "data/store"
 _S3_DEFAULTS = {"aws_conditional_put": "etag"}
+# A checkpoint every 10 commits (Delta's default is 100): a snapshot is a commit per table,
+# and opening a table replays every JSON commit since the last checkpoint.
+_TABLE_PROPERTIES = {"delta.checkpointInterval": "10"}
 
 
 class Store:
@@ -104,14 +109,17 @@ class Store:
         rows = self._snapshot_rows().sort_by("seq").to_pylist()
         return [SnapshotInfo.from_row(r) for r in rows]
 
-    def duckdb(self) -> duckdb.DuckDBPyConnection:
+    def duckdb(self, snapshot_ids: Collection[str] | None = None) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection with a view per table and a ``<table>_latest`` view.
 
         The views see the store as it is now; open a new connection to see later commits.
+        ``snapshot_ids`` limits the table views to those snapshots' rows, and DuckDB then
+        opens only the files that can hold them (by the Delta log's per-file statistics);
+        ``snapshots`` still lists every snapshot.
         """
         from toolkit.snapshot.views import connect
 
-        return connect(self)
+        return connect(self, snapshot_ids)
 
     # --- verification and maintenance (see verify.py, maintenance.py, retention.py) -------
     def verify(self) -> VerifyReport:
@@ -159,12 +167,37 @@ class Store:
 
     def _dataset(self, name: str) -> ds.Dataset | None:
         delta = self._delta(name)
+        return None if delta is None else _as_dataset(delta, name)
+
+    def _source(
+        self, name: str, snapshot_ids: Collection[str] | None = None
+    ) -> ParquetFiles | ds.Dataset | None:
+        """What the views read table ``name`` from: its plain Parquet files when DuckDB can
+        read them itself (a local table using no Delta reader feature), else its dataset.
+
+        With ``snapshot_ids``, files whose statistics show they hold none of them are left
+        out (a file without statistics is kept).
+        """
+        delta = self._delta(name)
         if delta is None:
             return None
-        # Read with the declared schema: files rewritten by Delta deletes and updates store
-        # strings as string_view, which breaks DuckDB's filter pushdown into the dataset;
-        # columns a newer declaration added read as null from older files.
-        return delta.to_pyarrow_dataset(schema=TABLES[name].arrow_schema)
+        if "://" in self._root or delta.protocol().min_reader_version > 1:
+            # S3 would need DuckDB's httpfs extension (downloaded at run time: never here);
+            # reader features (deletion vectors, column mapping) need Delta's own reader.
+            return _as_dataset(delta, name)
+        from toolkit.snapshot.views import ParquetFiles
+
+        columns = frozenset(field.name for field in delta.schema().fields)
+        if snapshot_ids is None:
+            return ParquetFiles(tuple(delta.file_uris()), columns)
+        return ParquetFiles(_files_holding(delta, self.table_uri(name), snapshot_ids), columns)
+
+    def _ensure_checkpoints(self, delta: DeltaTable) -> None:
+        """Checkpoint ``delta`` now, and every 10 commits from now on."""
+        wanted = _TABLE_PROPERTIES.items()
+        if not wanted <= delta.metadata().configuration.items():
+            delta.alter.set_table_properties(dict(_TABLE_PROPERTIES))
+        delta.create_checkpoint()
 
     def _read(self, name: str, **kwargs: Any) -> pa.Table:
         dataset = self._dataset(name)
@@ -178,6 +211,7 @@ class Store:
             data,
             mode="append",
             schema_mode="merge",
+            configuration=_TABLE_PROPERTIES,  # used when the append creates the table
             storage_options=self._options or None,
             commit_properties=CommitProperties(
                 custom_metadata={"platform_audit.snapshot_id": snapshot_id}
@@ -204,3 +238,27 @@ class Store:
             return None
         last = rows.sort_by([("seq", "descending")]).slice(0, 1).to_pylist()[0]
         return int(last["seq"]), str(last["chain_hash"])
+
+
+def _as_dataset(delta: DeltaTable, name: str) -> ds.Dataset:
+    # Read with the declared schema: files rewritten by Delta deletes and updates store
+    # strings as string_view, which breaks DuckDB's filter pushdown into the dataset;
+    # columns a newer declaration added read as null from older files.
+    return delta.to_pyarrow_dataset(schema=TABLES[name].arrow_schema)
+
+
+def _files_holding(delta: DeltaTable, root: str, snapshot_ids: Collection[str]) -> tuple[str, ...]:
+    """Paths of the files of ``delta`` (a local table at ``root``) that may hold rows of
+    ``snapshot_ids``, by the snapshot_id minimum and maximum the Delta log keeps per file."""
+    actions = pa.table(delta.get_add_actions(flatten=True))
+    wanted = sorted(set(snapshot_ids))
+    chosen = []
+    names = actions.column_names
+    low = actions.column("min.snapshot_id").to_pylist() if "min.snapshot_id" in names else None
+    high = actions.column("max.snapshot_id").to_pylist() if "max.snapshot_id" in names else None
+    for i, path in enumerate(actions.column("path").to_pylist()):
+        lo = low[i] if low is not None else None
+        hi = high[i] if high is not None else None
+        if lo is None or hi is None or any(lo <= sid <= hi for sid in wanted):
+            chosen.append(f"{root}/{unquote(path)}")
+    return tuple(chosen)
