@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.audit.catalogue import Catalogue
 from toolkit.audit.check_file import OUTPUT_COLUMNS, SEVERITIES
-from toolkit.audit.check_run import ensure_views, run_check
+from toolkit.audit.check_run import ensure_views
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.lifecycle import (
     build_judged,
@@ -35,7 +36,7 @@ from toolkit.audit.lifecycle import (
     mean_time_to_resolve,
     query_frame,
 )
-from toolkit.audit.scope import hot_tables, scoped
+from toolkit.audit.scope import plan_scope, scoped, snapshot_filter
 from toolkit.audit.waivers import apply_waivers, waivers_from
 from toolkit.errors import AuditError, CheckDefinitionError
 from toolkit.snapshot import Store
@@ -43,8 +44,6 @@ from toolkit.snapshot import Store
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
     from pathlib import Path
-
-    import duckdb
 
     from toolkit.audit.check_file import CheckSpec
     from toolkit.audit.waivers import Waiver
@@ -88,11 +87,11 @@ def run_audit(
     thresholds it sets. ``waivers`` (a file or parsed waivers) defaults to the configured
     file. ``latest_only`` reads only the judged and compared snapshots and the one before
     the judged one, so ``first_seen``, ``regressed`` and resolve times see only those.
-    Tables that several checks read are copied into DuckDB once for the run (see
+    Derived views that several checks read are computed once for the run (see
     :mod:`toolkit.audit.scope`); ``result.timings`` says where the time went.
     ``today`` decides which waivers have expired (default: today, UTC).
     """
-    con = source.duckdb() if isinstance(source, Store) else source
+    con = _connection(source, latest_only, snapshot, compare_to)
     catalogue = _catalogue(checks, settings)
     chosen = waivers_from(waivers, settings.waivers_file if settings else None)  # fail early
     ensure_views(con)
@@ -102,8 +101,8 @@ def run_audit(
     started = time.perf_counter()
     window = _window(committed, target, compare) if latest_only else None
     ids = [s.snapshot_id for s in window] if window is not None else None
-    cache = hot_tables(catalogue.specs, _row_counts(con, ids))
-    with scoped(con, ids, cache):
+    plan = plan_scope(catalogue.specs, _row_counts(con, ids), _readers(con))
+    with scoped(con, ids, plan):
         timings["scope"] = time.perf_counter() - started
         keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
         rows = run_checks(con, catalogue, keep, timings)
@@ -136,11 +135,12 @@ def run_audit(
 
 @dataclass(frozen=True)
 class CheckRows:
-    """What the checks returned: every row's status, and the full rows of a few snapshots.
+    """What the checks returned, as the lifecycle needs it.
 
-    ``status`` (:data:`STATUS_SCHEMA`, dictionary-encoded) covers every snapshot, which is all
-    the lifecycle needs; ``details`` (:data:`ROW_SCHEMA`) keeps reason and evidence for the
-    judged and compared snapshots only, so a long history fits in memory.
+    ``status`` (:data:`STATUS_SCHEMA`, dictionary-encoded) has every alarm row of every
+    snapshot and every row (ok too) of the kept snapshots: an ok row elsewhere changes no
+    state, first or last seen, or resolve time, so a long history stays small. ``details``
+    (:data:`ROW_SCHEMA`) has the full rows (reason, evidence) of the kept snapshots only.
     """
 
     status: pa.Table
@@ -153,12 +153,23 @@ def run_checks(
     keep: Collection[str],
     timings: dict[str, float] | None = None,
 ) -> CheckRows:
-    """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids."""
+    """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids.
+
+    Each check runs once, as a subquery whose rows are filtered to the alarms and the
+    ``keep`` snapshots: DuckDB pushes that filter below the check's last projection, so
+    reason and evidence text is built only for the rows that are kept.
+    """
     status, details = [STATUS_SCHEMA.empty_table()], [ROW_SCHEMA.empty_table()]
-    wanted = pa.array(sorted(keep), pa.string())
+    ids = sorted(keep)
+    wanted = pa.array(ids, pa.string())
+    kept = snapshot_filter(con, ids, "audit_kept_snapshots")
     for spec in catalogue.specs:
         started = time.perf_counter()
-        result = _as_text(run_check(con, spec, catalogue.overrides.get(spec.id)), spec)
+        params = spec.bind(catalogue.overrides.get(spec.id))
+        _require_text_columns(con, spec, params)
+        # The check's SQL is code from a check file, never a value; values are parameters.
+        sql = f"select * from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {kept}"  # noqa: S608 - see above
+        result = _as_text(_run(con, spec, sql, params), spec)
         status.append(
             pa.Table.from_arrays(
                 [result.column(c).dictionary_encode() for c in STATUS_SCHEMA.names],
@@ -176,17 +187,48 @@ def _as_text(result: pa.Table, spec: CheckSpec) -> pa.Table:
     columns = [pa.repeat(pa.scalar(spec.id, pa.string()), result.num_rows)]
     for name in OUTPUT_COLUMNS:
         column = result.column(name)
-        if pa.types.is_string(column.type):
-            columns.append(column.combine_chunks())
-            continue
-        try:
-            columns.append(pc.cast(column, pa.string()).combine_chunks())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise CheckDefinitionError(
-                f"{spec.path}: column {name} is {column.type}, which does not read as text; "
-                "return JSON text for evidence (to_json(struct_pack(...)))"
-            ) from exc
+        text = column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
+        columns.append(text.combine_chunks())
     return pa.Table.from_arrays(columns, schema=ROW_SCHEMA)
+
+
+_NESTED = {"struct", "list", "map", "union", "array"}
+
+
+def _require_text_columns(
+    con: duckdb.DuckDBPyConnection, spec: CheckSpec, params: dict[str, object]
+) -> None:
+    """Refuse a check whose columns differ from the contract or do not read as text (the
+    query is bound, not run)."""
+    try:
+        relation = con.sql(spec.sql, params=params)
+    except Exception as exc:  # DuckDB raises several types; name the file in every case
+        raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
+    if relation is None:
+        raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
+    if tuple(relation.columns) != OUTPUT_COLUMNS:
+        raise CheckDefinitionError(
+            f"{spec.path}: returns columns {', '.join(relation.columns)}; a check must "
+            f"return exactly {', '.join(OUTPUT_COLUMNS)}, in that order"
+        )
+    for name, kind in zip(relation.columns, relation.types, strict=True):
+        if kind.id in _NESTED:
+            raise CheckDefinitionError(
+                f"{spec.path}: column {name} is {kind}, which does not read as text; "
+                "return JSON text for evidence (to_json(struct_pack(...)))"
+            )
+
+
+def _run(
+    con: duckdb.DuckDBPyConnection, spec: CheckSpec, sql: str, params: dict[str, object]
+) -> pa.Table:
+    try:
+        result = con.sql(sql, params=params).to_arrow_table()
+    except Exception as exc:  # DuckDB raises several types; name the file in every case
+        raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
+    if result is None:
+        raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
+    return result
 
 
 def committed_snapshots(con: duckdb.DuckDBPyConnection) -> list[SnapshotRef]:
@@ -245,6 +287,27 @@ def _window(
     return sorted(chosen.values(), key=lambda s: s.seq)
 
 
+def _connection(
+    source: Store | duckdb.DuckDBPyConnection,
+    latest_only: bool,
+    snapshot: str | None,
+    compare_to: str | None,
+) -> duckdb.DuckDBPyConnection:
+    """The source's connection; for a latest-only audit of a store, one that opens only the
+    files of the snapshots the audit reads."""
+    if not isinstance(source, Store):
+        return source
+    if not latest_only:
+        return source.duckdb()
+    committed = [
+        SnapshotRef(s.snapshot_id, s.seq, s.snapshot_at, s.status)
+        for s in source.snapshots()
+        if s.status in ("complete", "partial")
+    ]
+    target, compare = select_snapshots(committed, snapshot, compare_to)
+    return source.duckdb(snapshot_ids=[s.snapshot_id for s in _window(committed, target, compare)])
+
+
 def _row_counts(con: duckdb.DuckDBPyConnection, ids: Sequence[str] | None) -> dict[str, int]:
     """Rows per table over the committed snapshots (or ``ids``), from the snapshots rows."""
     rows = con.execute(
@@ -257,6 +320,15 @@ def _row_counts(con: duckdb.DuckDBPyConnection, ids: Sequence[str] | None) -> di
         if wanted is None or snapshot_id in wanted:
             totals[str(name)] = totals.get(str(name), 0) + int(count or 0)
     return totals
+
+
+def _readers(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """How the connection reads each table (``toolkit.snapshot.views``), when it says."""
+    try:
+        rows = con.execute("select table_name, reader from _table_readers").fetchall()
+    except duckdb.CatalogException:  # a connection not made by toolkit.snapshot.views
+        return {}
+    return {str(name): str(reader) for name, reader in rows}
 
 
 def _catalogue(

@@ -69,21 +69,6 @@ with per_finding as (
     where seq <= $target
     group by check_id, resource_id
 ),
-details as (  -- the alarming row of a resource (else an ok one), in the two snapshots
-    select
-        check_id,
-        resource_id,
-        snapshot_id,
-        arg_max(
-            struct_pack(
-                resource_type, resource_name, team_id, project_id, environment_id,
-                service_id, reason, evidence
-            ),
-            (status = 'alarm')::integer
-        ) as d
-    from audit_details
-    group by check_id, resource_id, snapshot_id
-),
 stated as (
     select
         *,
@@ -94,43 +79,52 @@ stated as (
             when alarm_then then 'resolved'
         end as state
     from per_finding
-    join details using (check_id, resource_id, snapshot_id)
     where alarm_now or alarm_then
+),
+described as (  -- the finding's alarming row (else an ok one) in its snapshot
+    select f.*, d.resource_type, d.resource_name, d.team_id, d.project_id, d.environment_id,
+        d.service_id, d.reason, d.evidence
+    from stated f
+    join audit_details d using (check_id, resource_id, snapshot_id)
+    qualify row_number() over (
+        partition by f.check_id, f.resource_id
+        order by (d.status = 'alarm') desc, d.reason, d.evidence
+    ) = 1
 )
 select
     f.check_id,
     c.title,
     c.severity,
     c.area,
-    f.d.resource_type,
+    f.resource_type,
     f.resource_id,
-    f.d.resource_name,
-    f.d.team_id,
+    f.resource_name,
+    f.team_id,
     tm.name as team_name,
-    f.d.project_id,
+    f.project_id,
     pj.name as project_name,
-    f.d.environment_id,
+    f.environment_id,
     en.name as environment_name,
-    f.d.service_id,
+    f.service_id,
     sv.name as service_name,
     case when f.alarm_now then 'alarm' when f.present_now then 'ok' else 'absent' end as status,
     f.state,
-    f.d.reason,
-    f.d.evidence,
+    f.reason,
+    f.evidence,
     f.first_seen,
     f.last_seen,
     f.snapshot_id,
     c.severity_rank
-from stated f
+from described f
 join audit_checks c on c.check_id = f.check_id
 left join audit_names tm
-    on tm.kind = 'team' and tm.snapshot_id = f.snapshot_id and tm.id = f.d.team_id
+    on tm.kind = 'team' and tm.snapshot_id = f.snapshot_id and tm.id = f.team_id
 left join audit_names pj
-    on pj.kind = 'project' and pj.snapshot_id = f.snapshot_id and pj.id = f.d.project_id
+    on pj.kind = 'project' and pj.snapshot_id = f.snapshot_id and pj.id = f.project_id
 left join audit_names en
-    on en.kind = 'environment' and en.snapshot_id = f.snapshot_id and en.id = f.d.environment_id
+    on en.kind = 'environment' and en.snapshot_id = f.snapshot_id and en.id = f.environment_id
 left join audit_names sv
-    on sv.kind = 'service' and sv.snapshot_id = f.snapshot_id and sv.id = f.d.service_id
+    on sv.kind = 'service' and sv.snapshot_id = f.snapshot_id and sv.id = f.service_id
 """
 
 # The owners' names in the judged and compared snapshots, for reports and waiver globs.

@@ -1,4 +1,4 @@
-"""What the checks read: the store's views, limited to some snapshots, hot tables cached.
+"""What the checks read: the store's views, limited to some snapshots, shared work done once.
 
 Checks are never rewritten. A schema (``audit_scope``) shadows every table view through
 DuckDB's search path, and the derived views are created again inside it so they read the
@@ -7,14 +7,18 @@ shadows too:
 * the latest-only fast path limits each shadow to a few snapshot ids (the judged one and
   the one before it, which checks comparing with ``lag()`` need). Ids that match the strict
   snapshot-id pattern are written as literals, because DuckDB pushes a constant ``IN`` list
-  into the Arrow dataset scan and reads only those snapshots' files; anything else goes
-  through a table of ids;
-* tables that several checks read and that are not too large are copied once into DuckDB
-  (columnar and compressed), instead of every check scanning the Parquet files again.
+  into the scans (Parquet row-group statistics, Arrow dataset fragments) and reads only
+  those snapshots' files; anything else goes through a table of ids;
+* derived views (``credential_reach``, ``variable_items``...) that two or more checks read
+  are computed once into a table of the scope instead of once per check;
+* tables that several checks read through an Arrow dataset (a store on S3) are copied once
+  into DuckDB, instead of every check fetching the files again. Tables DuckDB reads from
+  local Parquet files are not copied: its own reader is faster than a scan of the copy.
 
 Example::
 
-    with scoped(con, [previous_id, latest_id], cache={"services"}):
+    plan = plan_scope(specs, row_counts, readers)
+    with scoped(con, [previous_id, latest_id], plan):
         table = run_check(con, spec)          # rows of those two snapshots only
 """
 
@@ -22,45 +26,65 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolkit.audit.check_run import VIEWS, install_views
 from toolkit.snapshot import SNAPSHOT_TABLES, is_snapshot_id
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
 
     import duckdb
 
     from toolkit.audit.check_file import CheckSpec
 
-__all__ = ["CACHE_MAX_ROWS", "SCOPE_SCHEMA", "hot_tables", "scoped"]
+__all__ = [
+    "CACHE_MAX_ROWS",
+    "SCOPE_SCHEMA",
+    "ScopePlan",
+    "plan_scope",
+    "scoped",
+    "snapshot_filter",
+]
 
 SCOPE_SCHEMA = "audit_scope"
 CACHE_MAX_ROWS = 5_000_000
 """A table with more rows than this in scope is scanned by each check rather than copied."""
-_IDS = f"{SCOPE_SCHEMA}.selected_snapshots"
+_IDS = "audit_scope_snapshots"
+_COPIED_READERS = frozenset({"dataset"})
+"""Readers (see ``toolkit.snapshot.views``) whose tables are worth copying into DuckDB."""
+
+
+@dataclass(frozen=True)
+class ScopePlan:
+    """What a scope computes once: tables copied into DuckDB, derived views materialised."""
+
+    cache: frozenset[str] = frozenset()
+    materialize: frozenset[str] = frozenset()
 
 
 @contextmanager
 def scoped(
     con: duckdb.DuckDBPyConnection,
     snapshot_ids: Sequence[str] | None = None,
-    cache: Collection[str] = (),
+    plan: ScopePlan | None = None,
     views: Path = VIEWS,
 ) -> Iterator[None]:
     """Within the block, table names resolve to the scope: limited to ``snapshot_ids`` (all
-    when None), with the tables of ``cache`` copied into DuckDB."""
+    when None), with the tables and derived views of ``plan`` computed once."""
+    plan = plan or ScopePlan()
     row = con.execute("select current_setting('search_path')").fetchone()
     previous = str(row[0]) if row and row[0] else "main"
     con.execute(f"drop schema if exists {SCOPE_SCHEMA} cascade")  # an earlier scope's
     con.execute(f"create schema {SCOPE_SCHEMA}")
     where = _filter(con, snapshot_ids)
-    # Names below come from the declared registry and constants, never from user input;
-    # the only values are snapshot ids that matched the strict pattern (see _filter).
+    # Names below come from the declared registry, the package's view files and constants,
+    # never from user input; the only values are snapshot ids that matched the strict
+    # pattern (see snapshot_filter).
     for name in ("snapshots", *SNAPSHOT_TABLES):
-        kind = "table" if name in cache else "view"
+        kind = "table" if name in plan.cache else "view"
         con.execute(
             f"create {kind} {SCOPE_SCHEMA}.{name} as select * from main.{name} {where}"  # noqa: S608 - see above
         )
@@ -71,32 +95,85 @@ def scoped(
     con.execute(f"set search_path = '{SCOPE_SCHEMA},main'")
     try:
         install_views(con, views)  # created in the scope, reading its tables
+        for name in _view_order(views):  # a view is materialised before those reading it
+            if name in plan.materialize:
+                _materialize(con, name)
         yield
     finally:
         # SET takes no parameters; the value is DuckDB's own setting, quoted.
         con.execute(f"set search_path = '{_quote(previous)}'")
         con.execute(f"drop schema if exists {SCOPE_SCHEMA} cascade")  # frees cached tables
+        con.execute(f"drop table if exists {_IDS}")
 
 
-def hot_tables(
+def plan_scope(
     specs: Iterable[CheckSpec],
     row_counts: Mapping[str, int | None],
+    readers: Mapping[str, str] | None = None,
     views: Path = VIEWS,
     max_rows: int = CACHE_MAX_ROWS,
-) -> set[str]:
-    """Tables worth copying: read by two or more checks (directly or through a derived
-    view) and holding at most ``max_rows`` rows in scope (unknown counts count as small)."""
+) -> ScopePlan:
+    """What to compute once for ``specs``: each derived view that two or more checks read
+    (directly or through another derived view), and each table read by two or more checks
+    through a reader in :data:`_COPIED_READERS` (``readers`` maps table names to readers;
+    missing names count as Parquet) holding at most ``max_rows`` rows in scope."""
     derived = {p.stem: p.read_text(encoding="utf-8") for p in sorted(views.glob("*.sql"))}
-    reads: dict[str, int] = dict.fromkeys(SNAPSHOT_TABLES, 0)
+    names = [*SNAPSHOT_TABLES, *derived]
+    reads: dict[str, int] = dict.fromkeys(names, 0)
     for spec in specs:
-        text = spec.sql + "".join(sql for name, sql in derived.items() if _mentions(spec.sql, name))
-        for name in SNAPSHOT_TABLES:
-            reads[name] += _mentions(text, name)
-    return {
+        for name in _reach(spec.sql, derived, names):
+            reads[name] += 1
+    readers = readers or {}
+    cache = {
         name
-        for name, count in reads.items()
-        if count >= 2 and (row_counts.get(name) or 0) <= max_rows
+        for name in SNAPSHOT_TABLES
+        if reads[name] >= 2
+        and readers.get(name) in _COPIED_READERS
+        and (row_counts.get(name) or 0) <= max_rows
     }
+    return ScopePlan(frozenset(cache), frozenset(n for n in derived if reads[n] >= 2))
+
+
+def snapshot_filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str], table: str) -> str:
+    """A predicate ``snapshot_id in (...)`` for ``snapshot_ids``.
+
+    Ids that match the strict snapshot-id pattern are written as literals, so DuckDB pushes
+    the list into the scans (and skips the other snapshots' files); anything else is put in
+    a temporary ``table`` (a name from this package, never user input) and read from there.
+    """
+    if all(is_snapshot_id(i) for i in snapshot_ids):
+        literals = ", ".join(f"'{i}'" for i in snapshot_ids) or "null"
+        return f"snapshot_id in ({literals})"
+    con.execute(f"create or replace temp table {table} (snapshot_id varchar)")
+    con.executemany(f"insert into {table} values (?)", [[i] for i in snapshot_ids])  # noqa: S608 - a constant name
+    return f"snapshot_id in (select snapshot_id from {table})"  # noqa: S608 - a constant name
+
+
+def _reach(sql: str, derived: Mapping[str, str], names: Sequence[str]) -> set[str]:
+    """The tables and derived views ``sql`` reads, directly or through derived views."""
+    found: set[str] = set()
+    pending = [sql]
+    while pending:
+        text = pending.pop()
+        for name in names:
+            if name not in found and _mentions(text, name):
+                found.add(name)
+                if name in derived:
+                    pending.append(derived[name])
+    return found
+
+
+def _view_order(views: Path) -> list[str]:
+    # install_views creates them in name order, so a view reads only views named before it.
+    return [p.stem for p in sorted(views.glob("*.sql"))]
+
+
+def _materialize(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Replace the scope's view ``name`` (a package view file's name) by a table of its rows."""
+    staged = f"{SCOPE_SCHEMA}._computing_{name}"
+    con.execute(f"create table {staged} as select * from {SCOPE_SCHEMA}.{name}")  # noqa: S608 - a view file's name
+    con.execute(f"drop view {SCOPE_SCHEMA}.{name}")
+    con.execute(f"alter table {staged} rename to {name}")
 
 
 def _mentions(sql: str, name: str) -> bool:
@@ -104,14 +181,7 @@ def _mentions(sql: str, name: str) -> bool:
 
 
 def _filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str] | None) -> str:
-    if snapshot_ids is None:
-        return ""
-    if all(is_snapshot_id(i) for i in snapshot_ids):
-        literals = ", ".join(f"'{i}'" for i in snapshot_ids) or "null"
-        return f"where snapshot_id in ({literals})"
-    con.execute(f"create or replace table {_IDS} (snapshot_id varchar)")
-    con.executemany(f"insert into {_IDS} values (?)", [[i] for i in snapshot_ids])  # noqa: S608 - constant name
-    return f"where snapshot_id in (select snapshot_id from {_IDS})"  # noqa: S608 - constant name
+    return "" if snapshot_ids is None else "where " + snapshot_filter(con, snapshot_ids, _IDS)
 
 
 def _quote(text: str) -> str:

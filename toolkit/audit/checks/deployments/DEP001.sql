@@ -4,34 +4,51 @@
 -- area: deployments
 -- risk: A configuration change (image, command, resources, health check...) broke the service, and it stays broken until someone connects the two.
 -- remediation: Compare the changed settings with the last working configuration and revert or fix them.
-with config as (
+with state as (
+    select
+        s.snapshot_id, s.id, s.name, s.team_id, s.project_id, s.environment_id,
+        n.seq, n.snapshot_at as taken_at,
+        coalesce(h.health = 'crashing' or s.current_deployment_status = 'crashing', false)
+            as crashing,
+        lag(crashing) over w as was_crashing,
+        -- the configuration a crash is compared with: two snapshots back, else one
+        coalesce(lag(s.snapshot_id, 2) over w, lag(s.snapshot_id) over w) as base_snapshot_id
+    from services as s
+    join snapshots as n using (snapshot_id)
+    left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
+    window w as (partition by s.id order by n.seq)
+),
+streaks as (
+    select *,
+        max(if(crashing and not coalesce(was_crashing, true), seq, null))
+            over (partition by id order by seq) as start_seq
+    from state
+),
+starts as (  -- the snapshots where a crash streak began: few, so only they are diffed
+    select id, seq, taken_at, snapshot_id, base_snapshot_id
+    from streaks
+    where crashing and seq = start_seq
+),
+config as (
     select snapshot_id, id, to_json(struct_pack(*COLUMNS(lambda c: c not in ('snapshot_id',
         'snapshot_at', 'id', 'team_id', 'project_id', 'environment_id', 'name', 'description',
         'created_at', 'updated_at', 'runtime_name', 'permissions', 'extra')
         and c not like '%deployment%'))) as cfg
     from services
+    semi join (
+        select snapshot_id, id from starts
+        union all
+        select base_snapshot_id, id from starts
+    ) as k using (snapshot_id, id)
 ),
-state as (
+changes as (
     select
-        s.*, n.seq, n.snapshot_at as taken_at, c.cfg,
-        coalesce(lag(c.cfg, 2) over w, lag(c.cfg) over w) as base,
-        coalesce(h.health = 'crashing' or s.current_deployment_status = 'crashing', false)
-            as crashing,
-        lag(crashing) over w as was_crashing
-    from services as s
-    join snapshots as n using (snapshot_id)
-    join config as c on c.snapshot_id = s.snapshot_id and c.id = s.id
-    left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
-    window w as (partition by s.id order by n.seq)
-),
-streaks as (
-    select
-        *,
-        max(if(crashing and not coalesce(was_crashing, true), seq, null))
-            over (partition by id order by seq) as start_seq,
-        list_filter(json_keys(cfg), lambda k: json_extract(cfg, '$."' || k || '"')
-            is distinct from json_extract(base, '$."' || k || '"')) as changed
-    from state
+        st.id, st.seq, st.taken_at, a.cfg, b.cfg as base,
+        list_filter(json_keys(a.cfg), lambda k: json_extract(a.cfg, '$."' || k || '"')
+            is distinct from json_extract(b.cfg, '$."' || k || '"')) as changed
+    from starts as st
+    join config as a on a.snapshot_id = st.snapshot_id and a.id = st.id
+    left join config as b on b.snapshot_id = st.base_snapshot_id and b.id = st.id
 )
 select
     s.snapshot_id, 'service' as resource_type, s.id as resource_id, s.name as resource_name,
@@ -48,4 +65,4 @@ select
     to_json(struct_pack(crash_started := b.taken_at, changed := b.changed,
         hash_before := md5(b.base), hash_after := md5(b.cfg))) as evidence
 from streaks as s
-left join streaks as b on b.id = s.id and b.seq = s.start_seq and s.crashing
+left join changes as b on b.id = s.id and b.seq = s.start_seq and s.crashing
