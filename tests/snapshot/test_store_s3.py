@@ -77,6 +77,12 @@ def test_s3_store_end_to_end(s3: tuple[str, Any], write_snapshot: WriteSnapshot)
     rows = fetch(store, "select distinct snapshot_id, replicas from services_latest")
     assert rows == [{"snapshot_id": infos[2].snapshot_id, "replicas": 3}]
     assert store.verify().ok
+    # On S3 the views read Arrow datasets (DuckDB would need an extension download).
+    con = store.duckdb(snapshot_ids=[infos[1].snapshot_id])
+    readers = dict(con.execute("select table_name, reader from _table_readers").fetchall())
+    assert readers["services"] == "dataset"
+    only = con.execute("select distinct snapshot_id from services").fetchall()
+    assert only == [(infos[1].snapshot_id,)]
 
     writer = store.begin(snapshot_at=T0 + timedelta(days=1))  # abandoned mid-way
     for name, table_rows in list(sample_rows(8).items())[:4]:

@@ -22,6 +22,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -169,27 +170,34 @@ def run_checks(
         _require_text_columns(con, spec, params)
         # The check's SQL is code from a check file, never a value; values are parameters.
         sql = f"select * from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {kept}"  # noqa: S608 - see above
-        result = _as_text(_run(con, spec, sql, params), spec)
-        status.append(
-            pa.Table.from_arrays(
-                [result.column(c).dictionary_encode() for c in STATUS_SCHEMA.names],
-                schema=STATUS_SCHEMA,
-            )
-        )
-        details.append(result.filter(pc.is_in(result.column("snapshot_id"), wanted)))
+        result = _run(con, spec, sql, params)
+        status.append(_status(result, spec.id))
+        kept_rows = result.filter(pc.is_in(result.column("snapshot_id"), wanted))
+        details.append(_as_text(kept_rows, spec.id))
         if timings is not None:
             timings[spec.id] = time.perf_counter() - started
     return CheckRows(pa.concat_tables(status), pa.concat_tables(details))
 
 
-def _as_text(result: pa.Table, spec: CheckSpec) -> pa.Table:
+def _status(result: pa.Table, check_id: str) -> pa.Table:
+    """A check's rows as :data:`STATUS_SCHEMA` (dictionary-encoded: ids repeat a lot)."""
+    check = pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(result.num_rows, dtype=np.int32)), pa.array([check_id], pa.string())
+    )
+    columns = [_text(result.column(c)).dictionary_encode() for c in STATUS_SCHEMA.names[1:]]
+    return pa.Table.from_arrays([check, *columns], schema=STATUS_SCHEMA)
+
+
+def _as_text(result: pa.Table, check_id: str) -> pa.Table:
     """The check's columns as strings, after a ``check_id`` column."""
-    columns = [pa.repeat(pa.scalar(spec.id, pa.string()), result.num_rows)]
-    for name in OUTPUT_COLUMNS:
-        column = result.column(name)
-        text = column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
-        columns.append(text.combine_chunks())
-    return pa.Table.from_arrays(columns, schema=ROW_SCHEMA)
+    check = pa.repeat(pa.scalar(check_id, pa.string()), result.num_rows)
+    columns = [_text(result.column(name)) for name in OUTPUT_COLUMNS]
+    return pa.Table.from_arrays([check, *columns], schema=ROW_SCHEMA)
+
+
+def _text(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    # _require_text_columns refused nested types: everything else casts to text.
+    return column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
 
 
 _NESTED = {"struct", "list", "map", "union", "array"}

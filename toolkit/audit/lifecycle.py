@@ -40,16 +40,20 @@ STATES = ("new", "regressed", "open", "resolved")
 # alarms.
 _JUDGED_SQL = """
 create or replace temp table audit_judged as
+with grouped as (
+    select check_id, resource_id, snapshot_id, bool_or(status = 'alarm') as alarm
+    from audit_rows
+    group by check_id, resource_id, snapshot_id
+)
 select
-    r.check_id::varchar as check_id,
-    r.resource_id::varchar as resource_id,
-    r.snapshot_id::varchar as snapshot_id,
+    g.check_id::varchar as check_id,
+    g.resource_id::varchar as resource_id,
+    g.snapshot_id::varchar as snapshot_id,
     s.seq,
     s.snapshot_at,
-    bool_or(r.status = 'alarm') as alarm
-from audit_rows r
-join snapshots s on s.snapshot_id = r.snapshot_id and s.status in ('complete', 'partial')
-group by all
+    g.alarm
+from grouped g
+join snapshots s on s.snapshot_id = g.snapshot_id and s.status in ('complete', 'partial')
 """
 
 _FINDINGS_SQL = """

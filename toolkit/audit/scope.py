@@ -9,8 +9,10 @@ shadows too:
   snapshot-id pattern are written as literals, because DuckDB pushes a constant ``IN`` list
   into the scans (Parquet row-group statistics, Arrow dataset fragments) and reads only
   those snapshots' files; anything else goes through a table of ids;
-* derived views (``credential_reach``, ``variable_items``...) that two or more checks read
-  are computed once into a table of the scope instead of once per check;
+* derived views whose file says ``-- materialize: shared`` (``credential_reach``, an
+  expansion that costs far more than its rows) are computed once into a table of the
+  scope when two or more checks read them, instead of once per check. Cheap views are
+  left as views: copying millions of rows into DuckDB costs more than joining them again;
 * tables that several checks read through an Arrow dataset (a store on S3) are copied once
   into DuckDB, instead of every check fetching the files again. Tables DuckDB reads from
   local Parquet files are not copied: its own reader is faster than a scan of the copy.
@@ -53,6 +55,7 @@ SCOPE_SCHEMA = "audit_scope"
 CACHE_MAX_ROWS = 5_000_000
 """A table with more rows than this in scope is scanned by each check rather than copied."""
 _IDS = "audit_scope_snapshots"
+_SHARED = re.compile(r"^--\s*materialize:\s*shared\s*$", re.MULTILINE)
 _COPIED_READERS = frozenset({"dataset"})
 """Readers (see ``toolkit.snapshot.views``) whose tables are worth copying into DuckDB."""
 
@@ -113,8 +116,9 @@ def plan_scope(
     views: Path = VIEWS,
     max_rows: int = CACHE_MAX_ROWS,
 ) -> ScopePlan:
-    """What to compute once for ``specs``: each derived view that two or more checks read
-    (directly or through another derived view), and each table read by two or more checks
+    """What to compute once for ``specs``: each derived view marked ``-- materialize:
+    shared`` that two or more checks read (directly or through another derived view), and
+    each table read by two or more checks
     through a reader in :data:`_COPIED_READERS` (``readers`` maps table names to readers;
     missing names count as Parquet) holding at most ``max_rows`` rows in scope."""
     derived = {p.stem: p.read_text(encoding="utf-8") for p in sorted(views.glob("*.sql"))}
@@ -131,7 +135,8 @@ def plan_scope(
         and readers.get(name) in _COPIED_READERS
         and (row_counts.get(name) or 0) <= max_rows
     }
-    return ScopePlan(frozenset(cache), frozenset(n for n in derived if reads[n] >= 2))
+    shared = {n for n, sql in derived.items() if reads[n] >= 2 and _SHARED.search(sql)}
+    return ScopePlan(frozenset(cache), frozenset(shared))
 
 
 def snapshot_filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str], table: str) -> str:

@@ -3,6 +3,8 @@
 -- snapshot; access = 'limited' reaches the listed resources and everything below them,
 -- and their ancestors for navigation only (navigable_only: listed, nothing more). A
 -- credential whose role or access is unknown reaches nothing here; KEY008 reports it.
+-- Its expansion costs far more than its rows, so an audit computes it once:
+-- materialize: shared
 create or replace view credential_reach as
 with known as (
     select snapshot_id, snapshot_at, name as credential_name, key_id, role, access

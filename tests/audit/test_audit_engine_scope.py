@@ -1,0 +1,88 @@
+"""What the engine keeps of each check, what it computes once, and the store's fast path."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from engine_world import engine_catalogue, history, write_store
+
+from toolkit.audit import Catalogue, CheckDefinitionError, run_audit, run_check
+from toolkit.audit.check_file import parse_check
+from toolkit.audit.check_run import ensure_views
+from toolkit.audit.scope import plan_scope
+from toolkit.audit.testing import fixture_connection
+from toolkit.snapshot import SNAPSHOT_TABLES
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pyarrow as pa
+
+
+def _status_rows(rows: pa.Table) -> set[tuple[str, str, str, str]]:
+    return {
+        (r["check_id"], r["snapshot_id"], r["resource_id"], r["status"]) for r in rows.to_pylist()
+    }
+
+
+def test_history_keeps_every_alarm_and_the_judged_and_compared_snapshots_whole() -> None:
+    con = fixture_connection(history())
+    catalogue = engine_catalogue()
+    result = run_audit(con, checks=catalogue)
+    assert result.compare is not None
+    judged = {result.target.snapshot_id, result.compare.snapshot_id}
+    expected: set[tuple[str, str, str, str]] = set()
+    every_row: set[tuple[str, str, str, str]] = set()
+    ensure_views(con)
+    for spec in catalogue.specs:
+        for row in run_check(con, spec).to_pylist():
+            key = (spec.id, row["snapshot_id"], row["resource_id"], row["status"])
+            every_row.add(key)
+            if row["status"] == "alarm" or row["snapshot_id"] in judged:
+                expected.add(key)
+    assert _status_rows(result.rows) == expected
+    assert expected < every_row  # ok rows of older snapshots were really left out
+    details = result.details.to_pylist()
+    assert {d["snapshot_id"] for d in details} == judged
+    assert all(d["reason"] for d in details)
+
+
+def test_a_check_returning_nested_values_is_refused_with_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "TST900.sql"
+    text = (
+        "-- id: TST900\n-- title: t\n-- severity: low\n-- area: security\n-- risk: r\n"
+        "-- remediation: m\n"
+        "select snapshot_id, 'service' as resource_type, id as resource_id, name as "
+        "resource_name, team_id, project_id, environment_id, id as service_id, 'ok' as status, "
+        "'fine' as reason, struct_pack(id) as evidence from services\n"
+    )
+    path.write_text(text, encoding="utf-8")
+    spec = parse_check(text, path)
+    with pytest.raises(CheckDefinitionError, match=r"TST900\.sql: column evidence .* text"):
+        run_audit(fixture_connection(history()), checks=[spec])
+
+
+def test_shared_expensive_views_are_computed_once_and_tables_copied_only_from_datasets() -> None:
+    specs = Catalogue.load().specs
+    parquet = plan_scope(specs, {}, dict.fromkeys(SNAPSHOT_TABLES, "parquet"))
+    assert parquet.cache == frozenset()
+    assert "credential_reach" in parquet.materialize
+    assert "variable_items" not in parquet.materialize  # a cheap join: left a view
+    datasets = plan_scope(specs, {"deployments": 10**9}, dict.fromkeys(SNAPSHOT_TABLES, "dataset"))
+    assert "services" in datasets.cache
+    assert "deployments" not in datasets.cache  # too many rows to copy
+    only_one = [s for s in specs if s.id == "RES001"]
+    assert plan_scope(only_one, {}, dict.fromkeys(SNAPSHOT_TABLES, "dataset")).cache == set()
+
+
+def test_latest_only_on_a_store_reads_fewer_files_and_finds_the_same(tmp_path: Path) -> None:
+    store = write_store(tmp_path / "store", history())
+    catalogue = engine_catalogue()
+    fast = run_audit(store, checks=catalogue, latest_only=True)
+    same = run_audit(store.duckdb(), checks=catalogue, latest_only=True)
+    columns = ["check_id", "resource_id", "state", "reason", "first_seen"]
+    assert fast.findings[columns].to_dict("records") == same.findings[columns].to_dict("records")
+    assert len(fast.findings) > 0
+    full = run_audit(store, checks=catalogue)
+    assert set(fast.findings.check_id) <= set(full.findings.check_id)

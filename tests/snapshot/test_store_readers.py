@@ -1,0 +1,109 @@
+"""How the views read a local store: DuckDB's Parquet reader, pruned files, older schemas."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import write_deltalake
+from store_harness import T0, WriteSnapshot, fetch
+
+from toolkit.snapshot import SNAPSHOT_TABLES, TABLES, Store
+
+
+def _readers(store: Store) -> dict[str, str]:
+    rows = store.duckdb().execute("select table_name, reader from _table_readers").fetchall()
+    return dict(rows)
+
+
+def test_written_tables_are_read_from_their_parquet_files(
+    store: Store, write_snapshot: WriteSnapshot
+) -> None:
+    write_snapshot(store)
+    readers = _readers(store)
+    assert set(readers) == set(SNAPSHOT_TABLES)
+    assert readers["services"] == readers["deployments"] == "parquet"
+    assert readers["webhook_events"] == "memory"  # never written: an empty declared table
+    con = store.duckdb()
+    declared = TABLES["services"].arrow_schema
+    view = con.sql("select * from services").to_arrow_table()
+    assert view.schema.names == declared.names
+    moment = view.schema.field("snapshot_at").type
+    assert pa.types.is_timestamp(moment) and moment.tz is not None  # UTC, as declared
+    assert view.schema.field("replicas").type == declared.field("replicas").type
+
+
+def test_a_connection_for_some_snapshots_opens_only_their_files(
+    store: Store, write_snapshot: WriteSnapshot
+) -> None:
+    infos = [write_snapshot(store, at=T0 + timedelta(hours=i), version=i) for i in range(3)]
+    middle = infos[1].snapshot_id
+    con = store.duckdb(snapshot_ids=[middle])
+    # The raw scan sees one snapshot's file: the others were never handed to DuckDB.
+    raw = con.execute("select distinct snapshot_id from _raw_services").fetchall()
+    assert raw == [(middle,)]
+    assert con.execute("select count(*) from snapshots").fetchall() == [(3,)]
+    rows = con.execute("select distinct snapshot_id, replicas from services").fetchall()
+    assert rows == [(middle, 2)]
+    assert con.execute("select count(*) from services_latest").fetchall() == [(0,)]
+
+    store.compact()  # one file now holds every snapshot: the view still filters rows
+    con = store.duckdb(snapshot_ids=[middle])
+    assert con.execute("select count(distinct snapshot_id) from _raw_services").fetchall() == [(3,)]
+    assert con.execute("select distinct snapshot_id from services").fetchall() == [(middle,)]
+
+
+def test_files_written_before_a_column_was_declared_read_it_as_null(
+    store: Store, write_snapshot: WriteSnapshot
+) -> None:
+    old = write_snapshot(store, at=T0, version=0)
+    uri = store.table_uri("services")
+    # Rewrite the table as an older toolkit would have written it: without `extra`.
+    before = store._read("services").drop_columns(["extra"])
+    write_deltalake(uri, before, mode="overwrite", schema_mode="overwrite")
+    assert fetch(store, "select count(*) as n from services where extra is null") == [{"n": 3}]
+
+    new = write_snapshot(store, at=T0 + timedelta(hours=1), version=1)  # merges `extra` back
+    con = store.duckdb()
+    rows = con.execute(
+        "select snapshot_id, count(extra) from services group by all order by all"
+    ).fetchall()
+    assert rows == sorted([(old.snapshot_id, 0), (new.snapshot_id, 3)])
+    view = con.sql("select * from services").to_arrow_table()
+    assert view.schema.names == TABLES["services"].arrow_schema.names
+    assert pc.all(pc.is_valid(view.column("name"))).as_py()
+
+
+def test_new_tables_checkpoint_every_ten_commits_and_compact_checkpoints_old_ones(
+    store: Store, write_snapshot: WriteSnapshot
+) -> None:
+    write_snapshot(store)
+    delta = store._delta("services")
+    assert delta is not None
+    assert delta.metadata().configuration["delta.checkpointInterval"] == "10"
+
+    uri = store.table_uri("teams")  # a table created without the setting, as before
+    old = store._read("teams")
+    write_deltalake(uri, old, mode="overwrite", configuration={"delta.checkpointInterval": "100"})
+    log = Path(uri) / "_delta_log"
+    assert not (log / "_last_checkpoint").exists()
+    store.compact()
+    teams = store._delta("teams")
+    assert teams is not None
+    assert teams.metadata().configuration["delta.checkpointInterval"] == "10"
+    assert (log / "_last_checkpoint").exists()
+    assert fetch(store, "select count(*) as n from teams") == [{"n": 1}]
+
+
+def test_tables_of_an_arrow_source_keep_their_declared_columns() -> None:
+    from toolkit.snapshot.views import connect_arrow
+
+    services = TABLES["services"].arrow_schema.empty_table()
+    snapshots = TABLES["snapshots"].arrow_schema.empty_table()
+    con = connect_arrow({"services": services}, snapshots)
+    readers = dict(con.execute("select table_name, reader from _table_readers").fetchall())
+    assert readers["services"] == readers["teams"] == "memory"
+    assert con.sql("select * from services").to_arrow_table().schema.names == services.schema.names
+    assert isinstance(services, pa.Table)
