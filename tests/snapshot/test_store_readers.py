@@ -107,3 +107,14 @@ def test_tables_of_an_arrow_source_keep_their_declared_columns() -> None:
     assert readers["services"] == readers["teams"] == "memory"
     assert con.sql("select * from services").to_arrow_table().schema.names == services.schema.names
     assert isinstance(services, pa.Table)
+
+
+def test_every_view_is_visible_to_the_connections_cursors(
+    store: Store, write_snapshot: WriteSnapshot
+) -> None:
+    info = write_snapshot(store)
+    con = store.duckdb(snapshot_ids=[info.snapshot_id])
+    cursor = con.cursor()  # a second session on the same database, as a worker thread uses
+    assert cursor.execute("select count(*) from services").fetchall() == [(3,)]
+    assert cursor.execute("select count(*) from webhook_events").fetchall() == [(0,)]
+    assert cursor.execute("select count(*) from snapshots_latest").fetchall() == [(1,)]

@@ -72,7 +72,8 @@ def connect_arrow(
 ) -> duckdb.DuckDBPyConnection:
     """The same views over Arrow tables or datasets, or :class:`ParquetFiles` (a table
     missing from ``sources``, or None, is empty); with ``snapshot_ids``, the table views
-    show those snapshots' rows only.
+    show those snapshots' rows only. Every view is visible to the connection's cursors
+    (``con.cursor()``), so queries can run side by side.
 
     The store uses it with its files or Delta datasets; audit fixtures with in-memory tables.
     """
@@ -83,12 +84,12 @@ def connect_arrow(
     readers = [(name, _register(con, name, sources.get(name))) for name in SNAPSHOT_TABLES]
     con.execute("CREATE TABLE _table_readers (table_name VARCHAR, reader VARCHAR)")
     con.executemany("INSERT INTO _table_readers VALUES (?, ?)", readers)
-    con.register("_raw_snapshots", snapshots)
+    con.from_arrow(snapshots).create_view("_raw_snapshots")
     con.execute("CREATE VIEW snapshots AS SELECT * FROM _raw_snapshots")
     visible = "SELECT snapshot_id FROM snapshots WHERE status IN ('complete', 'partial')"
     if snapshot_ids is not None:
         ids = pa.table({"snapshot_id": pa.array(sorted(snapshot_ids), pa.string())})
-        con.register("_selected_snapshots", ids)
+        con.from_arrow(ids).create_view("_selected_snapshots")
         visible += " AND snapshot_id IN (SELECT snapshot_id FROM _selected_snapshots)"
     con.execute(f"CREATE VIEW _visible_snapshots AS {visible}")
     con.execute(
@@ -119,7 +120,7 @@ def _register(con: duckdb.DuckDBPyConnection, name: str, source: Any) -> str:
         return "parquet"
     if source is None or isinstance(source, ParquetFiles):
         source = declared.empty_table()
-    con.register(f"_raw_{name}", source)
+    con.from_arrow(source).create_view(f"_raw_{name}")
     return "dataset" if isinstance(source, ds.Dataset) else "memory"
 
 
@@ -138,7 +139,7 @@ def _register_files(
         return
     # Older files lack columns a newer declaration added: the union with an empty table of
     # the declared schema gives them their declared types, null in those files.
-    con.register(f"_declared_{name}", declared.empty_table())
+    con.from_arrow(declared.empty_table()).create_view(f"_declared_{name}")
     con.read_parquet(paths, union_by_name=True).create_view(f"_files_{name}")
     columns = ", ".join(f'"{c}"' for c in declared.names)
     con.execute(
