@@ -60,9 +60,11 @@ def main() -> None:
     say = (lambda _: None) if args.json else (lambda text: print(text, file=sys.stderr))
     store_dir = ROOT / "data" / "bench" / f"audit-{args.services}x{args.snapshots}-s{args.seed}"
     build_s = ensure_store(store_dir, args.services, args.snapshots, args.seed, args.rebuild, say)
+    load = os.getloadavg()[0]
     figures = measure(Store.open(store_dir / "store"), say)
     figures = {"services": args.services, "snapshots": args.snapshots, "build_s": build_s,
-               "store": str(store_dir.relative_to(ROOT)), **figures}  # fmt: skip
+               "store": str(store_dir.relative_to(ROOT)), **figures,
+               "load_average_1m_before": load}  # fmt: skip
     print(json.dumps(figures, indent=2))
 
 
@@ -207,9 +209,9 @@ def measure(store: Store, say: Callable[[str], None]) -> dict[str, Any]:
     started = time.perf_counter()
     latest = run_audit(store, checks=catalogue, latest_only=True)
     latest_only_s = time.perf_counter() - started
+    phases = ("connect", "scope", "checks", "lifecycle")
     slowest = sorted(
-        ((k, v) for k, v in full.timings.items() if k not in ("checks", "lifecycle")),
-        key=lambda kv: -kv[1],
+        ((k, v) for k, v in full.timings.items() if k not in phases), key=lambda kv: -kv[1]
     )[:5]
     return {
         "checks": len(catalogue.specs),
@@ -217,11 +219,14 @@ def measure(store: Store, say: Callable[[str], None]) -> dict[str, Any]:
         "findings": len(full.findings),
         "all_checks_s": round(all_checks_s, 2),
         "all_checks_breakdown_s": {
-            "checks": round(full.timings["checks"], 2),
+            "open_store": round(full.timings["connect"], 2),
+            "shared_views": round(full.timings["scope"], 2),
+            "checks": round(full.timings["checks"] - full.timings["scope"], 2),
             "lifecycle_and_waivers": round(full.timings["lifecycle"], 2),
             "slowest_checks": {k: round(v, 2) for k, v in slowest},
         },
         "latest_only_s": round(latest_only_s, 2),
+        "latest_only_breakdown_s": {k: round(latest.timings[k], 2) for k in phases},
         "latest_only_rows": latest.rows.num_rows,
         "duckdb_vs_pandas": [compare(store, check_id, say) for check_id in PANDAS],
     }

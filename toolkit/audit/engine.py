@@ -92,13 +92,14 @@ def run_audit(
     :mod:`toolkit.audit.scope`); ``result.timings`` says where the time went.
     ``today`` decides which waivers have expired (default: today, UTC).
     """
-    con = _connection(source, latest_only, snapshot, compare_to)
     catalogue = _catalogue(checks, settings)
     chosen = waivers_from(waivers, settings.waivers_file if settings else None)  # fail early
+    started = time.perf_counter()
+    con = _connection(source, latest_only, snapshot, compare_to)
     ensure_views(con)
     committed = committed_snapshots(con)
     target, compare = select_snapshots(committed, snapshot, compare_to)
-    timings: dict[str, float] = {}
+    timings: dict[str, float] = {"connect": time.perf_counter() - started}
     started = time.perf_counter()
     window = _window(committed, target, compare) if latest_only else None
     ids = [s.snapshot_id for s in window] if window is not None else None

@@ -83,9 +83,12 @@ class AuditResult:
 
     ``findings`` has one row per finding whose state between ``compare`` and ``target`` is
     new, regressed, open or resolved (columns :data:`FINDING_COLUMNS`); ``waiver_report``
-    one row per waiver (``status`` active, expired or stale); ``rows`` every check row of the
-    run (check_id, snapshot_id, resource_id, status); ``details`` the full rows (reason,
-    evidence, owners) of the judged and compared snapshots.
+    one row per waiver (``status`` active, expired or stale); ``rows`` the check rows the
+    lifecycle reads (check_id, snapshot_id, resource_id, status): every alarm of the history,
+    and every row, ok ones too, of the judged and compared snapshots; ``details`` the full
+    rows (reason, evidence, owners) of the judged and compared snapshots. ``timings`` has
+    the seconds of each phase (``connect``, ``scope``, ``checks`` including scope,
+    ``lifecycle``) and of each check, by id.
     """
 
     target: SnapshotRef
@@ -133,8 +136,9 @@ class AuditResult:
 
     @cached_property
     def history(self) -> pd.DataFrame:
-        """Every check row of the run (check, snapshot, resource, status) with the snapshot's
-        time and the check's metadata: the whole history of every finding."""
+        """The check rows of the run (:attr:`rows`: every alarm, and the judged and compared
+        snapshots whole) with the snapshot's time and the check's metadata: the whole
+        history of every finding."""
         meta = pd.DataFrame(
             [(c.id, c.title, c.severity, c.area) for c in self.checks],
             columns=["check_id", "title", "severity", "area"],
