@@ -158,10 +158,12 @@ def sql_command(query: str, store: str | None = None, format: str = "table") -> 
         return
     data: pa.Table = result.to_arrow_table()
     if format == "csv":
+        from toolkit.audit.formats import csv_cell  # pandas: only when CSV is asked for
+
         writer = csv.writer(sys.stdout)
         writer.writerow(data.column_names)
         for row in data.to_pylist():
-            writer.writerow(["" if v is None else _plain(v) for v in row.values()])
+            writer.writerow([csv_cell(_plain(v)) for v in row.values()])
     elif format == "json":
         sys.stdout.write(json.dumps(data.to_pylist(), default=str, indent=2) + "\n")
     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -28,6 +29,7 @@ from toolkit.audit import (
     run_audit,
     to_sarif,
 )
+from toolkit.audit.formats import csv_cell, to_csv
 from toolkit.audit.testing import fixture_connection
 
 SCHEMA = json.loads(
@@ -69,6 +71,20 @@ def test_csv(result: AuditResult) -> None:
     assert tuple(rows[0]) == FINDING_COLUMNS
     assert HOSTILE in {r["resource_name"] for r in rows}
     assert {r["waived"] for r in rows} == {"True", "False"}
+
+
+def test_csv_keeps_formulas_from_running_in_a_spreadsheet(result: AuditResult) -> None:
+    findings = result.findings.copy()
+    first = findings.index[0]
+    findings.loc[first, "resource_name"] = '=HYPERLINK("https://evil.example","x")'
+    findings.loc[first, "reason"] = "-2+3"
+    findings.loc[first, "team_name"] = "@SUM(A1)"
+    rows = list(csv.DictReader(io.StringIO(to_csv(replace(result, findings=findings)))))
+    assert rows[0]["resource_name"] == '\'=HYPERLINK("https://evil.example","x")'
+    assert rows[0]["reason"] == "'-2+3"
+    assert "@SUM(A1)" not in {v for r in rows for v in r.values()}
+    assert csv_cell(-1) == -1 and csv_cell("-1") == "'-1" and csv_cell(None) == ""
+    assert csv_cell("web|x") == "web|x"
 
 
 def test_markdown_escapes_hostile_names(result: AuditResult) -> None:

@@ -31,9 +31,18 @@ if TYPE_CHECKING:
 
     from toolkit.audit.findings import AuditResult, SnapshotRef
 
-__all__ = ["FORMATS", "escape_markdown", "findings_table", "frame_records", "render", "to_records"]
+__all__ = [
+    "FORMATS",
+    "csv_cell",
+    "escape_markdown",
+    "findings_table",
+    "frame_records",
+    "render",
+    "to_records",
+]
 
 FORMATS = ("table", "json", "csv", "markdown", "sarif")
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
 _SCALARS = (float, int, str, datetime, date, type(pd.NaT), type(pd.NA))
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
@@ -88,13 +97,27 @@ def to_json(result: AuditResult) -> dict[str, Any]:
 
 
 def to_csv(result: AuditResult) -> str:
-    """One line per finding, every column of :data:`FINDING_COLUMNS`."""
+    """One line per finding, every column of :data:`FINDING_COLUMNS`; text cells that a
+    spreadsheet would run as a formula are neutralised (see :func:`csv_cell`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(FINDING_COLUMNS)
     for row in result.findings[list(FINDING_COLUMNS)].itertuples(index=False):
-        writer.writerow(["" if _plain(v) is None else _plain(v) for v in row])
+        writer.writerow([csv_cell(v) for v in row])
     return buffer.getvalue()
+
+
+def csv_cell(value: object) -> object:
+    """A value for a CSV cell: null as empty, and text that starts like a formula (``=``,
+    ``+``, ``-``, ``@``, tab or carriage return) prefixed with ``'``, as OWASP advises, so a
+    resource named ``=HYPERLINK(...)`` by someone on the platform stays text in Excel or
+    Sheets. Numbers and booleans are written as they are."""
+    plain = _plain(value)
+    if plain is None:
+        return ""
+    if isinstance(plain, str) and plain.startswith(_FORMULA_STARTS):
+        return "'" + plain
+    return plain
 
 
 def escape_markdown(value: object) -> str:
