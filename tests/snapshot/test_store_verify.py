@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 from deltalake import DeltaTable, write_deltalake
 from store_harness import T0, WriteSnapshot
 
-from toolkit.snapshot import Store, canonical_rows, chain_hash, content_hash
+from toolkit.snapshot import TABLES, Store, canonical_rows, chain_hash, content_hash
 
 
 def _three(store: Store, write_snapshot: WriteSnapshot) -> list[str]:
@@ -113,3 +115,114 @@ def test_a_forged_snapshot_row_is_caught_by_the_chain(
     first = report.first_break
     assert first is not None and first.snapshot_id == forged["snapshot_id"]
     assert first.check == "chain_hash"
+
+
+def _as_written_by_v1(store: Store) -> None:
+    """Rewrite the ``snapshots`` table as toolkit 0.1.0 left it: content hash v1, chained,
+    and no ``content_hash_version`` column at all."""
+    rows = store._snapshot_rows().sort_by("seq").to_pylist()
+    prev = None
+    for row in rows:
+        tables = {}
+        for name in dict(row["row_counts"]):
+            data = store._read(name, filter=pc.field("snapshot_id") == row["snapshot_id"])
+            tables[name] = [canonical_rows(data)]
+        row["content_hash"] = content_hash(
+            row["snapshot_id"], row["snapshot_at"], tables, version=1
+        )
+        row["prev_hash"], row["chain_hash"] = prev, chain_hash(prev, row["content_hash"])
+        row["schema_version"] = 1
+        del row["content_hash_version"]
+        prev = row["chain_hash"]
+    schema = TABLES["snapshots"].arrow_schema
+    old = pa.schema([f for f in schema if f.name != "content_hash_version"])
+    write_deltalake(
+        store.table_uri("snapshots"),
+        pa.Table.from_pylist(rows, schema=old),
+        mode="overwrite",
+        schema_mode="overwrite",
+    )
+
+
+def test_a_store_written_with_content_hash_v1_still_verifies(
+    store: Store, write_snapshot: WriteSnapshot
+) -> None:
+    ids = _three(store, write_snapshot)
+    _as_written_by_v1(store)
+    assert (
+        "content_hash_version" not in DeltaTable(store.table_uri("snapshots")).schema().to_arrow()
+    )
+    assert [s.content_hash_version for s in store.snapshots()] == [1, 1, 1]
+    assert store.verify().ok, store.verify().summary()
+    # The next snapshot is hashed with v2 and chains onto the v1 history.
+    newest = write_snapshot(store, at=T0 + timedelta(hours=5), version=5)
+    assert (newest.content_hash_version, newest.seq) == (2, 4)
+    assert newest.prev_hash == store.snapshots()[2].chain_hash
+    report = store.verify()
+    assert report.ok, report.summary()
+    assert report.content_checked == 4
+    # And a v1 snapshot is still checked, not waved through.
+    DeltaTable(store.table_uri("services")).update(
+        new_values={"replicas": 9}, predicate=f"snapshot_id = '{ids[1]}' AND id = 'svc-1'"
+    )
+    first = store.verify().first_break
+    assert first is not None and (first.snapshot_id, first.check) == (ids[1], "content_hash")
+
+
+def test_v2_does_not_depend_on_how_rows_are_stored(
+    store: Store, write_snapshot: WriteSnapshot
+) -> None:
+    _three(store, write_snapshot)
+    uri = store.table_uri("deployments")
+    data = store._read("deployments")
+    reordered = data.take(pa.array(range(data.num_rows - 1, -1, -1)))
+    write_deltalake(uri, reordered.slice(0, 4), mode="overwrite")  # other order, other files
+    write_deltalake(uri, reordered.slice(4), mode="append")
+    report = store.verify()
+    assert report.ok, report.summary()
+
+
+@pytest.mark.parametrize("change", ["changed", "dropped", "duplicated", "moved"])
+def test_v2_catches_a_changed_dropped_duplicated_or_moved_row(
+    store: Store, write_snapshot: WriteSnapshot, change: str
+) -> None:
+    ids = _three(store, write_snapshot)
+    uri = store.table_uri("deployments")
+    data = store._read("deployments")
+    rows = data.to_pylist()
+    target = next(i for i, r in enumerate(rows) if r["snapshot_id"] == ids[1])
+    if change == "changed":
+        rows[target]["status"] = "failed"
+    elif change == "dropped":
+        del rows[target]
+    elif change == "duplicated":
+        rows.append(rows[target])
+    else:  # the row now claims to belong to the next snapshot (same time kept out of it)
+        rows[target] = {**rows[target], "snapshot_id": ids[2]}
+    write_deltalake(uri, pa.Table.from_pylist(rows, schema=data.schema), mode="overwrite")
+    report = store.verify()
+    assert not report.ok
+    first = report.first_break
+    assert first is not None and (first.snapshot_id, first.check) == (ids[1], "content_hash")
+    if change == "moved":
+        assert {(b.snapshot_id, b.check) for b in report.breaks} >= {
+            (ids[2], "content_hash"),
+            (ids[2], "snapshot_at"),
+        }
+
+
+def test_an_unknown_content_hash_version_is_named(
+    store: Store, write_snapshot: WriteSnapshot
+) -> None:
+    _three(store, write_snapshot)
+    snaps = store._snapshot_rows()
+    rows = snaps.to_pylist()
+    rows[0]["content_hash_version"] = 3
+    write_deltalake(
+        store.table_uri("snapshots"),
+        pa.Table.from_pylist(rows, schema=snaps.schema),
+        mode="overwrite",
+    )
+    first = store.verify().first_break
+    assert first is not None and first.check == "content_hash_version"
+    assert first.found.startswith("3 ") and "toolkit version that wrote it" in first.found

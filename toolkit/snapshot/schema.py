@@ -34,7 +34,8 @@ __all__ = [
 
 # Raise when a declared table changes. New nullable columns keep old content hashes valid
 # (null members are left out of the canonical form), so adding one is safe.
-SCHEMA_VERSION = 1
+# 2: snapshots.content_hash_version (content hash v2).
+SCHEMA_VERSION = 2
 
 SNAPSHOT_ID = "snapshot_id"
 SNAPSHOT_AT = "snapshot_at"

@@ -73,6 +73,11 @@ SNAPSHOTS = declare(
         col("row_counts", pa.map_(STR, INT), "rows per table in this snapshot"),
         col("request_stats", STR, "request statistics as a JSON object"),
         required("content_hash", STR, "SHA-256 over the snapshot's canonical content"),
+        col(
+            "content_hash_version",
+            INT,
+            "definition content_hash follows (see toolkit.snapshot.content_hash); null: 1",
+        ),
         col("prev_hash", STR, "chain_hash of the previous snapshot (null for the first)"),
         required("chain_hash", STR, "SHA-256(prev_hash + content_hash)"),
         col("pruned_at", TS, "when retention removed this snapshot's data rows"),

@@ -31,6 +31,7 @@ class SnapshotInfo:
     row_counts: Mapping[str, int]
     request_stats: Mapping[str, Any] | None
     content_hash: str
+    content_hash_version: int  # 1 for snapshots written before the version was recorded
     prev_hash: str | None
     chain_hash: str
     pruned_at: datetime | None
@@ -55,6 +56,7 @@ class SnapshotInfo:
             row_counts=dict(counts),
             request_stats=json.loads(stats) if stats else None,
             content_hash=row["content_hash"],
+            content_hash_version=row.get("content_hash_version") or 1,
             prev_hash=row.get("prev_hash"),
             chain_hash=row["chain_hash"],
             pruned_at=row.get("pruned_at"),

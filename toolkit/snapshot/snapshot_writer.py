@@ -1,8 +1,10 @@
 """The writer that adds one snapshot to a store, visible only once it commits.
 
-Each ``write`` validates rows against the declared schema and appends them to that
-table's Delta table at once (one Delta commit each). ``commit`` appends the ``snapshots``
-row LAST; the views join on it, so a writer that never commits (a crash, an exception, a
+Each ``write`` validates rows against the declared schema, reduces them to their row
+digests for the content hash (32 bytes a row, see :mod:`toolkit.snapshot.content_hash`)
+and appends them to that table's Delta table at once (one Delta commit each); nothing of
+the rows is kept once ``write`` returns. ``commit`` appends the ``snapshots`` row LAST;
+the views join on it, so a writer that never commits (a crash, an exception, a
 ``kill -9``) leaves rows that no view shows, and ``store gc`` removes them later.
 
 >>> writer = store.begin(snapshot_at=now, meta=SnapshotMeta(base_url="https://api.example"))
@@ -15,22 +17,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolkit import __version__
 from toolkit.errors import WriterStateError
-from toolkit.snapshot.content_hash import canonical_rows, chain_hash, content_hash
+from toolkit.snapshot.content_hash import (
+    CONTENT_HASH_VERSION,
+    chain_hash,
+    content_hash_of_digests,
+    row_digests,
+)
 from toolkit.snapshot.schema import SCHEMA_VERSION
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES, table
 from toolkit.snapshot.snapshot_info import SnapshotInfo
 from toolkit.snapshot.validation import Rows, to_arrow
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-
     from toolkit.snapshot.store import Store
 
 __all__ = ["FaultHook", "SnapshotMeta", "SnapshotWriter"]
@@ -82,10 +86,7 @@ class SnapshotWriter:
         self._meta = meta
         self._started_at = meta.started_at or datetime.now(UTC)
         self._fault_hook = fault_hook
-        # Canonical rows for the content hash are computed on a worker thread (Arrow
-        # compute releases the GIL), overlapping the next table's validation.
-        self._hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapshot-hash")
-        self._canonical: dict[str, list[Future[pa.Array]]] = {}
+        self._digests: dict[str, list[bytes]] = {}
         self._counts: dict[str, int] = dict.fromkeys(SNAPSHOT_TABLES, 0)
         self._committed: SnapshotInfo | None = None
 
@@ -106,7 +107,10 @@ class SnapshotWriter:
         data = to_arrow(declared, rows, self.snapshot_id, self.snapshot_at)
         if data.num_rows == 0:
             return 0
-        self._canonical.setdefault(table_name, []).append(self._hasher.submit(canonical_rows, data))
+        # On this thread, not a worker: Arrow's default allocator (mimalloc) keeps what a
+        # thread frees in that thread's heap, and a hashing thread held some 100 MB of the
+        # batches it digested at 10,000 services.
+        self._digests.setdefault(table_name, []).append(row_digests(data))
         if self._fault_hook is not None:
             self._fault_hook(table_name)
         self._store._append(table_name, data, self.snapshot_id)
@@ -123,11 +127,7 @@ class SnapshotWriter:
         if status not in ("complete", "partial"):
             raise ValueError(f"status must be 'complete' or 'partial', not {status!r}")
         final = self._meta.merged(SnapshotMeta.of(meta))
-        canonical = {
-            name: [f.result() for f in futures] for name, futures in self._canonical.items()
-        }
-        self._hasher.shutdown()
-        digest = content_hash(self.snapshot_id, self.snapshot_at, canonical)
+        digest = content_hash_of_digests(self.snapshot_id, self.snapshot_at, self._digests)
         if self._fault_hook is not None:
             self._fault_hook("snapshots")
         previous = self._store._last_link()
@@ -145,6 +145,7 @@ class SnapshotWriter:
             "row_counts": sorted(self._counts.items()),
             "request_stats": _json_or_none(final.request_stats),
             "content_hash": digest,
+            "content_hash_version": CONTENT_HASH_VERSION,
             "prev_hash": prev_hash,
             "chain_hash": chain_hash(prev_hash, digest),
             "pruned_at": None,

@@ -4,9 +4,12 @@ For each ``snapshots`` row in chain order (``seq``): the sequence has no gap or 
 ``prev_hash`` is the previous row's ``chain_hash``, ``chain_hash`` is
 SHA-256(prev_hash + content_hash), and for every snapshot that still has data (not
 ``pruned``) the content hash recomputed from the stored rows equals the recorded one and
-every row carries the snapshot's ``snapshot_at``. The FIRST broken link is named. Rows
-whose snapshot never committed (or was pruned) are reported as orphans; they are not a
-break (``store gc`` removes them).
+every row carries the snapshot's ``snapshot_at``. The content hash is recomputed with the
+definition the snapshot recorded in ``content_hash_version`` (null: version 1, the
+snapshots written before it was recorded; see :mod:`toolkit.snapshot.content_hash`);
+version 2 is computed batch by batch as the rows stream in. The FIRST broken link is
+named. Rows whose snapshot never committed (or was pruned) are reported as orphans; they
+are not a break (``store gc`` removes them).
 
 A hash chain proves that history was not edited piecemeal; rewriting every later row too
 is only caught by comparing the newest ``chain_hash`` with a copy kept elsewhere (``store
@@ -22,7 +25,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from toolkit.snapshot.content_hash import canonical_rows, chain_hash, content_hash
+from toolkit.snapshot.content_hash import (
+    CONTENT_HASH_VERSIONS,
+    canonical_rows,
+    chain_hash,
+    content_hash,
+    content_hash_of_digests,
+    row_digests,
+)
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES
 from toolkit.snapshot.validation import column_equals
@@ -42,7 +52,8 @@ class ChainBreak:
 
     snapshot_id: str
     seq: int
-    check: str  # "seq", "prev_hash", "chain_hash", "content_hash", "snapshot_at"
+    # "seq", "prev_hash", "chain_hash", "content_hash", "content_hash_version", "snapshot_at"
+    check: str
     expected: str
     found: str
 
@@ -138,18 +149,33 @@ def _check_content(
     row: Mapping[str, Any], datasets: Mapping[str, ds.Dataset | None]
 ) -> list[ChainBreak]:
     sid, seq, at = row[SNAPSHOT_ID], row["seq"], row[SNAPSHOT_AT]
+    version = row.get("content_hash_version") or 1
+    if version not in CONTENT_HASH_VERSIONS:
+        known = " or ".join(map(str, CONTENT_HASH_VERSIONS))
+        found_note = f"{version} (verify it with the toolkit version that wrote it)"
+        return [ChainBreak(sid, seq, "content_hash_version", known, found_note)]
     out = []
     canonical: dict[str, list[pa.Array]] = {}
+    digests: dict[str, list[bytes]] = {}
     for name, dataset in datasets.items():
         if dataset is None:
             continue
-        data = dataset.to_table(filter=pc.field(SNAPSHOT_ID) == sid)
-        if not column_equals(data, SNAPSHOT_AT, at):
+        wrong_time = False
+        for batch in dataset.to_batches(filter=pc.field(SNAPSHOT_ID) == sid):
+            data = pa.Table.from_batches([batch])
+            wrong_time = wrong_time or not column_equals(data, SNAPSHOT_AT, at)
+            if version == 1:
+                canonical.setdefault(name, []).append(canonical_rows(data))
+            else:
+                digests.setdefault(name, []).append(row_digests(data))
+        if wrong_time:
             out.append(
                 ChainBreak(sid, seq, SNAPSHOT_AT, f"{at.isoformat()} in {name}", "other values")
             )
-        canonical[name] = [canonical_rows(data)]
-    found = content_hash(sid, at, canonical)
+    if version == 1:
+        found = content_hash(sid, at, canonical, version=1)
+    else:
+        found = content_hash_of_digests(sid, at, digests)
     if found != row["content_hash"]:
         out.append(ChainBreak(sid, seq, "content_hash", row["content_hash"], found))
     return out
