@@ -70,6 +70,15 @@ def test_wrong_output_columns_are_refused(tmp_path: Path) -> None:
     assert str(path) in str(caught.value)
 
 
+def test_a_check_without_status_is_refused_for_its_columns(tmp_path: Path) -> None:
+    sql = GOOD_SQL.replace("as status", "as state")
+    path = write_check(tmp_path / "mine", "USR001", sql)
+    catalogue = Catalogue.load([tmp_path / "mine"], builtin=False)
+    with pytest.raises(CheckDefinitionError, match="must return exactly") as caught:
+        run_audit(fixture_connection(history()), checks=catalogue)
+    assert str(path) in str(caught.value)
+
+
 def test_sql_that_fails_is_refused_naming_the_file(tmp_path: Path) -> None:
     path = write_check(tmp_path / "mine", "USR001", "select * from no_such_table")
     catalogue = Catalogue.load([tmp_path / "mine"], builtin=False)

@@ -6,7 +6,7 @@ Arrow results are registered in DuckDB as one table, ``audit_rows``, and the lif
 over it. Example::
 
     from toolkit.audit import run_audit
-    from toolkit.snapshot import Store
+    from toolkit.snapshot import Store, is_snapshot_id
 
     result = run_audit(Store.open("data/store"))              # newest vs the one before
     result = run_audit(store, snapshot="0193...", compare_to="0192...")
@@ -16,7 +16,9 @@ over it. Example::
 
 from __future__ import annotations
 
+import queue
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
@@ -40,10 +42,10 @@ from toolkit.audit.lifecycle import (
 from toolkit.audit.scope import plan_scope, scoped, snapshot_filter
 from toolkit.audit.waivers import apply_waivers, waivers_from
 from toolkit.errors import AuditError, CheckDefinitionError
-from toolkit.snapshot import Store
+from toolkit.snapshot import Store, is_snapshot_id
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Collection, Mapping, Sequence
     from pathlib import Path
 
     from toolkit.audit.check_file import CheckSpec
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from toolkit.config import Settings
 
 __all__ = [
+    "CHECK_WORKERS",
     "ROW_SCHEMA",
     "STATUS_SCHEMA",
     "CheckRows",
@@ -60,6 +63,8 @@ __all__ = [
     "select_snapshots",
 ]
 
+CHECK_WORKERS = 2
+"""Checks run side by side (each DuckDB query also uses DuckDB's own threads)."""
 ROW_SCHEMA = pa.schema([("check_id", pa.string()), *((c, pa.string()) for c in OUTPUT_COLUMNS)])
 """``audit_details``: a check's output columns as text, after the check's id."""
 _TEXT = pa.dictionary(pa.int32(), pa.string())
@@ -154,30 +159,67 @@ def run_checks(
     catalogue: Catalogue,
     keep: Collection[str],
     timings: dict[str, float] | None = None,
+    workers: int = CHECK_WORKERS,
 ) -> CheckRows:
     """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids.
 
     Each check runs once, as a subquery whose rows are filtered to the alarms and the
     ``keep`` snapshots: DuckDB pushes that filter below the check's last projection, so
-    reason and evidence text is built only for the rows that are kept.
+    reason and evidence text is built only for the rows that are kept. ``workers`` checks
+    run side by side, each on its own cursor of ``con`` (same database, same search path):
+    one check's single-threaded stretches (a sort's merge, the Arrow conversion) leave a
+    core to the other. Results come back in catalogue order.
     """
-    status, details = [STATUS_SCHEMA.empty_table()], [ROW_SCHEMA.empty_table()]
     ids = sorted(keep)
-    wanted = pa.array(ids, pa.string())
     kept = snapshot_filter(con, ids, "audit_kept_snapshots")
-    for spec in catalogue.specs:
-        started = time.perf_counter()
-        params = spec.bind(catalogue.overrides.get(spec.id))
-        _require_text_columns(con, spec, params)
-        # The check's SQL is code from a check file, never a value; values are parameters.
-        sql = f"select * from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {kept}"  # noqa: S608 - see above
-        result = _run(con, spec, sql, params)
-        status.append(_status(result, spec.id))
-        kept_rows = result.filter(pc.is_in(result.column("snapshot_id"), wanted))
-        details.append(_as_text(kept_rows, spec.id))
-        if timings is not None:
-            timings[spec.id] = time.perf_counter() - started
+    path = con.execute("select current_setting('search_path')").fetchall()[0][0]
+    cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
+    for _ in range(max(1, workers)):
+        cursor = con.cursor()
+        if path:  # SET takes no parameters; the value is DuckDB's own setting, quoted
+            cursor.execute(f"set search_path = '{_quote(str(path))}'")
+        cursors.put(cursor)
+
+    def one(spec: CheckSpec) -> tuple[pa.Table, pa.Table, float]:
+        cursor = cursors.get()
+        try:
+            return _check_rows(cursor, spec, catalogue.overrides.get(spec.id), ids, kept)
+        finally:
+            cursors.put(cursor)
+
+    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit-check") as pool:
+        done = list(pool.map(one, catalogue.specs))
+    if ids and not all(is_snapshot_id(i) for i in ids):
+        con.execute("drop table if exists audit_kept_snapshots")
+    if timings is not None:
+        timings.update(
+            (spec.id, seconds) for spec, (_, _, seconds) in zip(catalogue.specs, done, strict=True)
+        )
+    status = [STATUS_SCHEMA.empty_table(), *(rows for rows, _, _ in done)]
+    details = [ROW_SCHEMA.empty_table(), *(rows for _, rows, _ in done)]
     return CheckRows(pa.concat_tables(status), pa.concat_tables(details))
+
+
+def _check_rows(
+    con: duckdb.DuckDBPyConnection,
+    spec: CheckSpec,
+    overrides: Mapping[str, object] | None,
+    ids: Sequence[str],
+    kept: str,
+) -> tuple[pa.Table, pa.Table, float]:
+    """One check's status rows, its full rows of the ``ids`` snapshots, and its seconds."""
+    started = time.perf_counter()
+    params = spec.bind(overrides)
+    # The check's SQL is code from a check file, never a value; values are parameters.
+    sql = f"select * from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {kept}"  # noqa: S608 - see above
+    try:
+        result = _run(con, spec, sql, params)
+    except CheckDefinitionError:
+        _require_text_columns(con, spec, params)  # a wrong shape gets the precise message
+        raise
+    _require_shape(spec, result.column_names, [_nested_arrow(f.type) for f in result.schema])
+    kept_rows = result.filter(pc.is_in(result.column("snapshot_id"), pa.array(ids, pa.string())))
+    return _status(result, spec.id), _as_text(kept_rows, spec.id), time.perf_counter() - started
 
 
 def _status(result: pa.Table, check_id: str) -> pa.Table:
@@ -197,31 +239,42 @@ def _as_text(result: pa.Table, check_id: str) -> pa.Table:
 
 
 def _text(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    # _require_text_columns refused nested types: everything else casts to text.
+    # _require_shape refused nested types: everything else casts to text.
     return column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
 
 
 _NESTED = {"struct", "list", "map", "union", "array"}
 
 
+def _nested_arrow(kind: pa.DataType) -> str | None:
+    nested = pa.types.is_nested(kind) or pa.types.is_union(kind)
+    return str(kind) if nested else None
+
+
 def _require_text_columns(
     con: duckdb.DuckDBPyConnection, spec: CheckSpec, params: dict[str, object]
 ) -> None:
-    """Refuse a check whose columns differ from the contract or do not read as text (the
-    query is bound, not run)."""
+    """Refuse a check whose columns differ from the contract or do not read as text, from
+    its bound query (nothing runs): used to explain a check that failed to run."""
     try:
         relation = con.sql(spec.sql, params=params)
     except Exception as exc:  # DuckDB raises several types; name the file in every case
         raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
     if relation is None:
         raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
-    if tuple(relation.columns) != OUTPUT_COLUMNS:
+    nested = [str(kind) if kind.id in _NESTED else None for kind in relation.types]
+    _require_shape(spec, list(relation.columns), nested)
+
+
+def _require_shape(spec: CheckSpec, columns: Sequence[str], nested: Sequence[str | None]) -> None:
+    """Refuse output columns other than :data:`OUTPUT_COLUMNS`, or of a nested type."""
+    if tuple(columns) != OUTPUT_COLUMNS:
         raise CheckDefinitionError(
-            f"{spec.path}: returns columns {', '.join(relation.columns)}; a check must "
+            f"{spec.path}: returns columns {', '.join(columns)}; a check must "
             f"return exactly {', '.join(OUTPUT_COLUMNS)}, in that order"
         )
-    for name, kind in zip(relation.columns, relation.types, strict=True):
-        if kind.id in _NESTED:
+    for name, kind in zip(columns, nested, strict=True):
+        if kind is not None:
             raise CheckDefinitionError(
                 f"{spec.path}: column {name} is {kind}, which does not read as text; "
                 "return JSON text for evidence (to_json(struct_pack(...)))"
@@ -308,13 +361,18 @@ def _connection(
         return source
     if not latest_only:
         return source.duckdb()
+    from toolkit.snapshot.views import VISIBLE_STATUSES, connect
+
+    rows = source._snapshot_rows()  # read once: the connection gets the same table
     committed = [
-        SnapshotRef(s.snapshot_id, s.seq, s.snapshot_at, s.status)
-        for s in source.snapshots()
-        if s.status in ("complete", "partial")
+        SnapshotRef(str(r["snapshot_id"]), int(r["seq"]), r["snapshot_at"], str(r["status"]))
+        for r in rows.select(["snapshot_id", "seq", "snapshot_at", "status"]).to_pylist()
+        if r["status"] in VISIBLE_STATUSES
     ]
+    committed.sort(key=lambda s: s.seq)
     target, compare = select_snapshots(committed, snapshot, compare_to)
-    return source.duckdb(snapshot_ids=[s.snapshot_id for s in _window(committed, target, compare)])
+    window = [s.snapshot_id for s in _window(committed, target, compare)]
+    return connect(source, window, rows)
 
 
 def _row_counts(con: duckdb.DuckDBPyConnection, ids: Sequence[str] | None) -> dict[str, int]:
@@ -338,6 +396,10 @@ def _readers(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     except duckdb.CatalogException:  # a connection not made by toolkit.snapshot.views
         return {}
     return {str(name): str(reader) for name, reader in rows}
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")
 
 
 def _catalogue(

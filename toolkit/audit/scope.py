@@ -144,12 +144,13 @@ def snapshot_filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str],
 
     Ids that match the strict snapshot-id pattern are written as literals, so DuckDB pushes
     the list into the scans (and skips the other snapshots' files); anything else is put in
-    a temporary ``table`` (a name from this package, never user input) and read from there.
+    ``table`` (a name from this package, never user input; not temporary, so the
+    connection's cursors see it too) and read from there. The caller drops it.
     """
     if all(is_snapshot_id(i) for i in snapshot_ids):
         literals = ", ".join(f"'{i}'" for i in snapshot_ids) or "null"
         return f"snapshot_id in ({literals})"
-    con.execute(f"create or replace temp table {table} (snapshot_id varchar)")
+    con.execute(f"create or replace table {table} (snapshot_id varchar)")
     con.executemany(f"insert into {table} values (?)", [[i] for i in snapshot_ids])  # noqa: S608 - a constant name
     return f"snapshot_id in (select snapshot_id from {table})"  # noqa: S608 - a constant name
 

@@ -54,15 +54,21 @@ class ParquetFiles:
     columns: frozenset[str]
 
 
-def connect(store: Store, snapshot_ids: Collection[str] | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    store: Store,
+    snapshot_ids: Collection[str] | None = None,
+    snapshot_rows: pa.Table | None = None,
+) -> duckdb.DuckDBPyConnection:
     """A new in-memory DuckDB connection with the store's views (of ``snapshot_ids`` only,
-    when given: see :meth:`Store.duckdb`)."""
+    when given: see :meth:`Store.duckdb`). ``snapshot_rows`` is the ``snapshots`` table if
+    the caller has just read it."""
     sources: dict[str, Any] = {}
     for name in SNAPSHOT_TABLES:
         sources[name] = store._source(name, snapshot_ids)
     # The snapshots table is small (a row per snapshot): it is read whole, so DuckDB never
     # pushes filters into files that Delta updates rewrote with string_view columns.
-    return connect_arrow(sources, store._snapshot_rows(), snapshot_ids)
+    rows = store._snapshot_rows() if snapshot_rows is None else snapshot_rows
+    return connect_arrow(sources, rows, snapshot_ids)
 
 
 def connect_arrow(
