@@ -4,7 +4,7 @@
 create or replace view all_resources as
 with env as (
     select
-        snapshot_id, id, name,
+        snapshot_id, id, name, team_id, project_id,
         coalesce(regexp_matches(lower(name), '(^|[^a-z])prod(uction)?([^a-z]|$)'), false)
             as is_production
     from environments
@@ -17,9 +17,8 @@ union all
 select snapshot_id, 'project', id, name, team_id, id, null, null, false
 from projects
 union all
-select e.snapshot_id, 'environment', e.id, e.name, e.team_id, e.project_id, e.id, null,
-    env.is_production
-from environments e join env using (snapshot_id, id)
+select snapshot_id, 'environment', id, name, team_id, project_id, id, null, is_production
+from env
 union all
 select s.snapshot_id, 'service', s.id, s.name, s.team_id, s.project_id, s.environment_id, s.id,
     coalesce(env.is_production, false)

@@ -4,10 +4,9 @@
 -- area: deployments
 -- risk: A configuration change (image, command, resources, health check...) broke the service, and it stays broken until someone connects the two.
 -- remediation: Compare the changed settings with the last working configuration and revert or fix them.
-with state as (
+with state as (  -- narrow rows (names are joined at the end): the window sorts less
     select
-        s.snapshot_id, s.id, s.name, s.team_id, s.project_id, s.environment_id,
-        n.seq, n.snapshot_at as taken_at,
+        s.snapshot_id, s.id, n.seq, n.snapshot_at as taken_at,
         coalesce(h.health = 'crashing' or s.current_deployment_status = 'crashing', false)
             as crashing,
         lag(crashing) over w as was_crashing,
@@ -18,16 +17,17 @@ with state as (
     left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
     window w as (partition by s.id order by n.seq)
 ),
-streaks as (
-    select *,
-        max(if(crashing and not coalesce(was_crashing, true), seq, null))
+streaks as (  -- crashing rows only (few): the start of the streak each one belongs to
+    select snapshot_id, id,
+        max(if(not coalesce(was_crashing, true), seq, null))
             over (partition by id order by seq) as start_seq
     from state
+    where crashing
 ),
 starts as (  -- the snapshots where a crash streak began: few, so only they are diffed
     select id, seq, taken_at, snapshot_id, base_snapshot_id
-    from streaks
-    where crashing and seq = start_seq
+    from state
+    where crashing and not coalesce(was_crashing, true)
 ),
 config as (
     select snapshot_id, id, to_json(struct_pack(*COLUMNS(lambda c: c not in ('snapshot_id',
@@ -51,10 +51,10 @@ changes as (
     left join config as b on b.snapshot_id = st.base_snapshot_id and b.id = st.id
 )
 select
-    s.snapshot_id, 'service' as resource_type, s.id as resource_id, s.name as resource_name,
-    s.team_id, s.project_id, s.environment_id, s.id as service_id,
+    s.snapshot_id, 'service' as resource_type, s.id as resource_id, v.name as resource_name,
+    v.team_id, v.project_id, v.environment_id, s.id as service_id,
     case when s.crashing and len(b.changed) > 0 then 'alarm' else 'ok' end as status,
-    format('Service {} {}.', coalesce(s.name, s.id), case
+    format('Service {} {}.', coalesce(v.name, s.id), case
         when not s.crashing then 'is not crashing'
         when b.seq is null then 'has been crashing since it was first seen, so no change is blamed'
         else 'has been crashing since ' || strftime(b.taken_at, '%Y-%m-%d %H:%M UTC') || if(
@@ -64,5 +64,7 @@ select
     end) as reason,
     to_json(struct_pack(crash_started := b.taken_at, changed := b.changed,
         hash_before := md5(b.base), hash_after := md5(b.cfg))) as evidence
-from streaks as s
-left join changes as b on b.id = s.id and b.seq = s.start_seq and s.crashing
+from state as s
+join services as v on v.snapshot_id = s.snapshot_id and v.id = s.id
+left join streaks as k on k.snapshot_id = s.snapshot_id and k.id = s.id
+left join changes as b on b.id = s.id and b.seq = k.start_seq and s.crashing

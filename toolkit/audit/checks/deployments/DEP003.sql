@@ -14,7 +14,11 @@ with judged as (
             'build-succeeded', 'build-cancelled', 'build-failed', 'active', 'launching',
             'launch-error', 'crashing', 'removed') as unknown
     from services as s
-    left join deployments as d on d.snapshot_id = s.snapshot_id and d.id = s.last_deployment_id
+    -- a deployment without any message reads as 'no error message', like no deployment:
+    -- join only those that may have one, not the whole deployment history
+    left join (select snapshot_id, id, error, status_message, crashing_reasons from deployments
+               where error <> '' or status_message <> '' or len(crashing_reasons) > 0) as d
+        on d.snapshot_id = s.snapshot_id and d.id = s.last_deployment_id
     where s.last_deployment_status is not null
 )
 select

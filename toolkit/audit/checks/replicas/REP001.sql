@@ -19,7 +19,10 @@ judged as (
     from services as s
     left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
     left join pods as p on p.snapshot_id = s.snapshot_id and p.service_id = s.id
-    left join deployments as d on d.snapshot_id = s.snapshot_id and d.id = s.current_deployment_id
+    -- only deployments with crash reasons change the text: join those few, not all history
+    left join (select snapshot_id, id, crashing_reasons from deployments
+               where len(crashing_reasons) > 0) as d
+        on d.snapshot_id = s.snapshot_id and d.id = s.current_deployment_id
 )
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,

@@ -5,13 +5,18 @@
 -- risk: With one replica every deployment, restart or node failure takes the production service down.
 -- remediation: Run at least two replicas of every production service (databases aside).
 -- param: env_pattern = \bprod(uction)?\b | a regular expression on the lower-cased environment name that marks production
-with judged as (
-    select s.*, e.name as environment_name, coalesce(s.replicas, h.expected_replicas) as wanted
+with production as materialized (  -- filtered first: only these services need their health
+    select s.snapshot_id, s.id, s.name, s.team_id, s.project_id, s.environment_id, s.replicas,
+        e.name as environment_name
     from services as s
     join environments as e on e.snapshot_id = s.snapshot_id and e.id = s.environment_id
-    left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
     where regexp_matches(lower(e.name), $env_pattern)
         and coalesce(s.type, '') <> 'database' and nullif(s.database_type, '') is null
+),
+judged as (
+    select s.*, coalesce(s.replicas, h.expected_replicas) as wanted
+    from production as s
+    left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
 )
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,

@@ -18,16 +18,20 @@ with oom as (
             >= s.snapshot_at - $window_days * interval 1 day
     group by e.snapshot_id, e.service_id
 ),
+limits as (  -- the limit at each OOM kill: only the few killed services take the as-of join
+    select o.*, b.memory_limits_megabytes as limit_then
+    from oom as o
+    asof left join services as b on b.id = o.service_id and o.oom_at >= b.snapshot_at
+),
 judged as (
     select
         v.*, o.oom_at, o.kills, o.kills || if(o.kills = 1, ' time', ' times') as times,
         strftime(o.oom_at, '%Y-%m-%d %H:%M UTC') as last_at,
-        coalesce(b.memory_limits_megabytes, v.memory_limits_megabytes) as limit_at_oom,
+        coalesce(o.limit_then, v.memory_limits_megabytes) as limit_at_oom,
         coalesce(o.kills > 0 and v.memory_limits_megabytes > 0
             and v.memory_limits_megabytes <= limit_at_oom, false) as not_raised
     from services as v
-    left join oom as o on o.snapshot_id = v.snapshot_id and o.service_id = v.id
-    asof left join services as b on b.id = v.id and o.oom_at >= b.snapshot_at
+    left join limits as o on o.snapshot_id = v.snapshot_id and o.service_id = v.id
 )
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,

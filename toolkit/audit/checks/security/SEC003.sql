@@ -8,19 +8,24 @@ with nodeports as (
     -- configured and detected ports repeat each other: one row per exposed port
     select distinct snapshot_id, service_id, port, node_port, protocol
     from service_ports where is_nodeport
+),
+exposed as (  -- few services expose NodePorts: aggregate them before joining every service
+    -- (port and protocol only break ties between equal node ports, which had no set order)
+    select snapshot_id, service_id, count(*) as ports,
+        string_agg(coalesce(node_port::varchar, '?') || ' -> ' || coalesce(port::varchar, '?')
+            || '/' || coalesce(protocol, '?'), ', ' order by node_port, port, protocol) as listing,
+        list(struct_pack(port, node_port, protocol) order by node_port, port, protocol) as nodeports
+    from nodeports
+    group by snapshot_id, service_id
 )
 select
     s.snapshot_id, 'service' as resource_type, s.id as resource_id, s.name as resource_name,
     s.team_id, s.project_id, s.environment_id, s.id as service_id,
-    case when count(p.service_id) > 0 then 'alarm' else 'ok' end as status,
-    case when count(p.service_id) > 0
-        then 'Service ' || s.name || ' exposes ' || count(p.service_id) || ' NodePort(s): '
-            || string_agg(coalesce(p.node_port::varchar, '?') || ' -> ' || coalesce(p.port::varchar, '?')
-                || '/' || coalesce(p.protocol, '?'), ', ' order by p.node_port) || '.'
+    case when p.ports > 0 then 'alarm' else 'ok' end as status,
+    case when p.ports > 0
+        then 'Service ' || s.name || ' exposes ' || p.ports || ' NodePort(s): ' || p.listing || '.'
         else 'Service ' || s.name || ' exposes no NodePort.'
     end as reason,
-    to_json(struct_pack(nodeports := coalesce(list(struct_pack(p.port, p.node_port, p.protocol)
-        order by p.node_port) filter (where p.service_id is not null), []))) as evidence
+    to_json(struct_pack(nodeports := coalesce(p.nodeports, []))) as evidence
 from services s
-left join nodeports p on p.snapshot_id = s.snapshot_id and p.service_id = s.id
-group by 1, 2, 3, 4, 5, 6, 7, 8
+left join exposed p on p.snapshot_id = s.snapshot_id and p.service_id = s.id

@@ -15,11 +15,13 @@ with declared as (
             and e.endpoint = 'variables.list')
 ),
 judged as (
-    select d.*, exists (
-        select 1 from variables v
-        where v.snapshot_id = d.snapshot_id and v.level = 'service'
-          and v.service_id = d.id and v.name = d.variable_name) as present
+    -- a left join (a service's variable names are unique: the table's key) lets DuckDB
+    -- hash the few declared names and stream the variables; exists () hashes every variable
+    select d.*, v.name is not null as present
     from declared d
+    left join variables v
+        on v.snapshot_id = d.snapshot_id and v.level = 'service' and v.service_id = d.id
+        and v.name = d.variable_name
 )
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,

@@ -5,31 +5,44 @@
 -- risk: A same-named team, project or environment variable (or a sibling's plain copy) gives other services and ${{...}} references a second, unmanaged value of a credential the service manages.
 -- remediation: Delete the other definitions and reference the managed one as ${{service.<id>.NAME}}.
 with protected as (
-    select * from variable_items where level = 'service' and is_protected
+    select snapshot_id, variable_id, name, team_id, project_id, environment_id, service_id
+    from variable_items where level = 'service' and is_protected
+),
+scopes as (  -- the team, project and environment each protected variable sits in
+    select p.snapshot_id, p.variable_id, p.name, s.scope,
+        case s.scope when 'team' then p.team_id when 'project' then p.project_id
+            else p.environment_id end as scope_id
+    from protected p cross join (values ('team'), ('project'), ('environment')) s(scope)
+),
+others as (  -- variables that may shadow one: service-level ones act in their environment
+    select snapshot_id, variable_id, name, level,
+        case level when 'service' then 'environment' else level end as scope,
+        case level when 'team' then team_id when 'project' then project_id
+            else environment_id end as scope_id
+    from variable_items
+    where level in ('team', 'project', 'environment')
+       or (level = 'service' and not coalesce(is_reference, false)
+           and not coalesce(is_protected, false))
 ),
 shadows as (
-    select p.snapshot_id, p.variable_id, o.variable_id as other_id, o.level as other_level
-    from protected p
-    join variable_items o
-        on o.snapshot_id = p.snapshot_id and o.name = p.name and o.variable_id <> p.variable_id
-    where (o.level = 'team' and o.team_id = p.team_id)
-       or (o.level = 'project' and o.project_id = p.project_id)
-       or (o.level = 'environment' and o.environment_id = p.environment_id)
-       or (o.level = 'service' and o.environment_id = p.environment_id
-           and not coalesce(o.is_reference, false) and not coalesce(o.is_protected, false))
+    -- an equi-join on the scope: the same name is defined in thousands of services
+    select p.snapshot_id, p.variable_id, count(o.variable_id) as shadows,
+        string_agg(o.level, ', ' order by o.level) as levels,
+        list(o.variable_id order by o.variable_id) as shadowed_by
+    from scopes p
+    join others o using (snapshot_id, name, scope, scope_id)
+    where o.variable_id <> p.variable_id
+    group by p.snapshot_id, p.variable_id
 )
 select
     p.snapshot_id, 'variable' as resource_type, p.variable_id as resource_id,
     p.name as resource_name, p.team_id, p.project_id, p.environment_id, p.service_id,
-    case when count(s.other_id) > 0 then 'alarm' else 'ok' end as status,
-    case when count(s.other_id) > 0
-        then 'Protected variable ' || p.name || ' is also defined by ' || count(s.other_id)
-            || ' other variable(s) in its scope (' || string_agg(s.other_level, ', ' order by s.other_level) || ').'
+    case when s.shadows > 0 then 'alarm' else 'ok' end as status,
+    case when s.shadows > 0
+        then 'Protected variable ' || p.name || ' is also defined by ' || s.shadows
+            || ' other variable(s) in its scope (' || s.levels || ').'
         else 'Protected variable ' || p.name || ' is defined only by its service.'
     end as reason,
-    to_json(struct_pack(
-        shadowed_by := coalesce(list(s.other_id order by s.other_id) filter (where s.other_id is not null), [])
-    )) as evidence
+    to_json(struct_pack(shadowed_by := coalesce(s.shadowed_by, []))) as evidence
 from protected p
 left join shadows s using (snapshot_id, variable_id)
-group by 1, 2, 3, 4, 5, 6, 7, 8

@@ -4,26 +4,37 @@
 -- area: variables
 -- risk: A service reading an unresolved ${{...}} reference gets an empty or literal value and fails, often only at runtime.
 -- remediation: Create the referenced variable or fix the reference expression.
+with judged as (
+    -- references grouped on their own columns first (narrow keys), named after the join
+    select
+        snapshot_id, level, variable_name, team_id, project_id, environment_id, service_id,
+        count(*) as refs, count(*) filter (where resolved) as resolved,
+        count(*) filter (where resolved = false) as unresolved,
+        -- few references are unresolved: an unordered list of them, sorted by position,
+        -- costs far less than an ordered aggregate over every variable
+        list_sort(list(struct_pack(position, token, source_type, source_id, key))
+            filter (where resolved = false)) as failed
+    from variable_references
+    where resolved is not null
+    group by all
+)
 select
     r.snapshot_id, 'variable' as resource_type, v.variable_id as resource_id,
     r.variable_name as resource_name, r.team_id, r.project_id, r.environment_id, r.service_id,
-    case when count(*) filter (where r.resolved = false) > 0 then 'alarm' else 'ok' end as status,
-    case when count(*) filter (where r.resolved = false) > 0
-        then 'Variable ' || r.variable_name || ' has ' || count(*) filter (where r.resolved = false)
-            || ' of ' || count(*) || ' references unresolved: '
-            || string_agg(coalesce(r.token, r.source_type || '.' || r.key), ', ' order by r.position)
-                filter (where r.resolved = false) || '.'
-        else 'Variable ' || r.variable_name || ': all ' || count(*) filter (where r.resolved)
+    case when r.unresolved > 0 then 'alarm' else 'ok' end as status,
+    case when r.unresolved > 0
+        then 'Variable ' || r.variable_name || ' has ' || r.unresolved || ' of ' || r.refs
+            || ' references unresolved: ' || array_to_string(list_transform(r.failed,
+                lambda f: coalesce(f.token, f.source_type || '.' || f.key)), ', ') || '.'
+        else 'Variable ' || r.variable_name || ': all ' || r.resolved
             || ' checked reference(s) resolve.'
     end as reason,
     to_json(struct_pack(
-        reference_count := count(*),
-        unresolved := coalesce(list(struct_pack(r.token, r.source_type, r.source_id, r.key)
-            order by r.position) filter (where r.resolved = false), [])
+        reference_count := r.refs,
+        unresolved := coalesce(list_transform(r.failed, lambda f: struct_pack(token := f.token,
+            source_type := f.source_type, source_id := f.source_id, key := f.key)), [])
     )) as evidence
-from variable_references r
+from judged r
 join variable_items v
     on v.snapshot_id = r.snapshot_id and v.level = r.level and v.name = r.variable_name
     and v.owner_id = coalesce(r.service_id, r.environment_id, r.project_id, r.team_id)
-where r.resolved is not null
-group by 1, 2, 3, 4, 5, 6, 7, 8

@@ -6,29 +6,37 @@
 -- remediation: Give each environment its own value of the secret, then rotate the production one.
 -- param: secret_names = passw(or)?d,pwd,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one are secrets
 with secrets as (
-    select * from variable_items
+    select snapshot_id, variable_id, name, team_id, project_id, environment_id, service_id,
+        fingerprint, is_production, environment_name
+    from variable_items
     where fingerprint is not null and is_production is not null
       and not coalesce(is_reference, false)
       and (coalesce(is_protected, false)
            or regexp_matches(name, '(?i)(' || replace($secret_names, ',', '|') || ')'))
+),
+shared as (  -- matches are few: aggregate them, then join them to every secret (names sorted)
+    select s.snapshot_id, s.variable_id, count(o.variable_id) as matches,
+        string_agg(distinct o.environment_name, ', ' order by o.environment_name) as environments,
+        list(o.variable_id order by o.variable_id) filter (where o.variable_id is not null) as ids
+    from secrets s
+    join secrets o
+        on o.snapshot_id = s.snapshot_id and o.fingerprint = s.fingerprint
+        and o.is_production <> s.is_production
+    group by s.snapshot_id, s.variable_id
 )
 select
     s.snapshot_id, 'variable' as resource_type, s.variable_id as resource_id,
     s.name as resource_name, s.team_id, s.project_id, s.environment_id, s.service_id,
-    case when count(o.variable_id) > 0 then 'alarm' else 'ok' end as status,
-    case when count(o.variable_id) > 0
+    case when m.matches > 0 then 'alarm' else 'ok' end as status,
+    case when m.matches > 0
         then 'Secret ' || s.name || ' in ' || case when s.is_production then 'production' else 'non-production' end
-            || ' environment ' || s.environment_name || ' has the same value as ' || count(o.variable_id)
+            || ' environment ' || s.environment_name || ' has the same value as ' || m.matches
             || ' variable(s) in ' || case when s.is_production then 'non-production' else 'production' end
-            || ' environment(s): ' || string_agg(distinct o.environment_name, ', ') || '.'
+            || ' environment(s): ' || m.environments || '.'
         else 'Secret ' || s.name || ' in environment ' || s.environment_name
             || ' shares its value with no environment of the other kind.'
     end as reason,
     to_json(struct_pack(is_production := s.is_production,
-        shared_with := coalesce(list(o.variable_id order by o.variable_id)
-            filter (where o.variable_id is not null), []))) as evidence
+        shared_with := coalesce(m.ids, []))) as evidence
 from secrets s
-left join secrets o
-    on o.snapshot_id = s.snapshot_id and o.fingerprint = s.fingerprint
-    and o.is_production <> s.is_production
-group by 1, 2, 3, 4, 5, 6, 7, 8, s.is_production, s.environment_name
+left join shared m using (snapshot_id, variable_id)

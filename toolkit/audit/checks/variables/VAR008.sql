@@ -7,20 +7,26 @@
 -- param: max_age_days = 90 | a secret unchanged for longer than this many days is flagged
 -- param: secret_names = passw(or)?d,pwd,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one are secrets
 with secrets as (
-    select v.*,
-        (select max(try_cast(u as timestamptz)) from unnest(v.updates) as t(u)) as last_update,
-        min(v.snapshot_at) over (partition by v.variable_id, v.fingerprint) as fingerprint_seen
-    from variable_items v
-    where not coalesce(v.is_reference, false)
-      and (coalesce(v.is_protected, false)
-           or regexp_matches(v.name, '(?i)(' || replace($secret_names, ',', '|') || ')'))
+    select snapshot_id, snapshot_at, variable_id, name, team_id, project_id, environment_id,
+        service_id, fingerprint,  -- list functions: no subquery over unnest() per row
+        list_max(list_transform(updates, lambda u: try_cast(u as timestamptz))) as last_update
+    from variable_items
+    where not coalesce(is_reference, false)
+      and (coalesce(is_protected, false)
+           or regexp_matches(name, '(?i)(' || replace($secret_names, ',', '|') || ')'))
+),
+first_seen as (  -- a group by, not a window over every row; only values without updates need it
+    select variable_id, fingerprint, min(snapshot_at) as fingerprint_seen
+    from secrets
+    group by variable_id, fingerprint
+    having bool_or(last_update is null)
 ),
 aged as (
-    select *,
-        case when last_update is not null then last_update
-             when fingerprint is not null then fingerprint_seen end as changed_at,
-        case when last_update is not null then 'updates' else 'first_seen' end as basis
-    from secrets
+    select s.*,
+        coalesce(s.last_update, f.fingerprint_seen) as changed_at,
+        case when s.last_update is not null then 'updates' else 'first_seen' end as basis
+    from secrets s
+    left join first_seen f on f.variable_id = s.variable_id and f.fingerprint = s.fingerprint
 )
 select
     snapshot_id, 'variable' as resource_type, variable_id as resource_id, name as resource_name,

@@ -11,9 +11,16 @@ with history as (
             over (partition by v.id order by n.seq) as streak
     from volumes as v join snapshots as n using (snapshot_id)
 ),
-judged as (
-    select *, min(if(is_pending_resize, taken_at, null)) over (partition by id, streak) as since
+pending as (  -- when each streak's resize was first seen: few rows, grouped, not windowed
+    select id, streak, min(taken_at) as since
     from history
+    where is_pending_resize
+    group by id, streak
+),
+judged as (
+    select h.*, p.since
+    from history as h
+    left join pending as p on p.id = h.id and p.streak = h.streak
 )
 select
     snapshot_id, 'volume' as resource_type, id as resource_id, name as resource_name,
