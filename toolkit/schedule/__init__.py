@@ -11,8 +11,9 @@ from here without importing the job itself.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from toolkit.schedule.cadence import Cadence, backoff_delay
@@ -68,10 +69,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolkit.schedule' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -15,9 +15,9 @@ never needs DuckDB (some 35 MB).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from toolkit._lazy import lazy_exports
 from toolkit.errors import SchemaMismatchError, StoreError, UnsafeIdError, WriterStateError
 from toolkit.snapshot.content_hash import (
     CONTENT_HASH_VERSION,
@@ -101,10 +101,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolkit.snapshot' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
