@@ -191,7 +191,12 @@ def test_a_drop_is_a_protocol_error_after_the_change_happened(
     logging.getLogger("uvicorn.error").addHandler(handler)
     harness.use(rate_drop=1.0)
     try:
-        with pytest.raises(httpx.RemoteProtocolError, match="complete message body"):
+        # The server closes the connection mid-body; whether the client reads the early end
+        # (incomplete body) or the kernel's reset first is a race under load. Both are a
+        # transport error after the write, which the client never retries.
+        with pytest.raises(
+            (httpx.RemoteProtocolError, httpx.ReadError), match=r"complete message body|reset"
+        ):
             client.post("/items", json={"name": "x"})
     finally:
         logging.getLogger("uvicorn.error").removeHandler(handler)
