@@ -6,7 +6,7 @@ Arrow results are registered in DuckDB as one table, ``audit_rows``, and the lif
 over it. Example::
 
     from toolkit.audit import run_audit
-    from toolkit.snapshot import Store, is_snapshot_id
+    from toolkit.snapshot import Store
 
     result = run_audit(Store.open("data/store"))              # newest vs the one before
     result = run_audit(store, snapshot="0193...", compare_to="0192...")
@@ -39,10 +39,16 @@ from toolkit.audit.lifecycle import (
     mean_time_to_resolve,
     query_frame,
 )
-from toolkit.audit.scope import plan_scope, scoped, snapshot_filter
+from toolkit.audit.scope import (
+    plan_scope,
+    scoped,
+    search_path,
+    set_search_path,
+    snapshot_filter,
+)
 from toolkit.audit.waivers import apply_waivers, waivers_from
 from toolkit.errors import AuditError, CheckDefinitionError
-from toolkit.snapshot import Store, is_snapshot_id
+from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
@@ -172,12 +178,12 @@ def run_checks(
     """
     ids = sorted(keep)
     kept = snapshot_filter(con, ids, "audit_kept_snapshots")
-    path = con.execute("select current_setting('search_path')").fetchall()[0][0]
+    path = search_path(con)
     cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
     for _ in range(max(1, workers)):
         cursor = con.cursor()
-        if path:  # SET takes no parameters; the value is DuckDB's own setting, quoted
-            cursor.execute(f"set search_path = '{_quote(str(path))}'")
+        if path:
+            set_search_path(cursor, path)
         cursors.put(cursor)
 
     def one(spec: CheckSpec) -> tuple[pa.Table, pa.Table, float]:
@@ -189,8 +195,7 @@ def run_checks(
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit-check") as pool:
         done = list(pool.map(one, catalogue.specs))
-    if ids and not all(is_snapshot_id(i) for i in ids):
-        con.execute("drop table if exists audit_kept_snapshots")
+    con.execute("drop table if exists audit_kept_snapshots")  # made only for odd ids
     if timings is not None:
         timings.update(
             (spec.id, seconds) for spec, (_, _, seconds) in zip(catalogue.specs, done, strict=True)
@@ -396,10 +401,6 @@ def _readers(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     except duckdb.CatalogException:  # a connection not made by toolkit.snapshot.views
         return {}
     return {str(name): str(reader) for name, reader in rows}
-
-
-def _quote(text: str) -> str:
-    return text.replace("'", "''")
 
 
 def _catalogue(

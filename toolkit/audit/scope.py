@@ -48,6 +48,8 @@ __all__ = [
     "ScopePlan",
     "plan_scope",
     "scoped",
+    "search_path",
+    "set_search_path",
     "snapshot_filter",
 ]
 
@@ -78,8 +80,7 @@ def scoped(
     """Within the block, table names resolve to the scope: limited to ``snapshot_ids`` (all
     when None), with the tables and derived views of ``plan`` computed once."""
     plan = plan or ScopePlan()
-    row = con.execute("select current_setting('search_path')").fetchone()
-    previous = str(row[0]) if row and row[0] else "main"
+    previous = search_path(con) or "main"
     con.execute(f"drop schema if exists {SCOPE_SCHEMA} cascade")  # an earlier scope's
     con.execute(f"create schema {SCOPE_SCHEMA}")
     where = _filter(con, snapshot_ids)
@@ -95,7 +96,7 @@ def scoped(
             f"create view {SCOPE_SCHEMA}.{name}_latest as "  # noqa: S608 - declared names
             f"select * from main.{name}_latest"
         )
-    con.execute(f"set search_path = '{SCOPE_SCHEMA},main'")
+    set_search_path(con, f"{SCOPE_SCHEMA},main")
     try:
         install_views(con, views)  # created in the scope, reading its tables
         for name in _view_order(views):  # a view is materialised before those reading it
@@ -103,8 +104,7 @@ def scoped(
                 _materialize(con, name)
         yield
     finally:
-        # SET takes no parameters; the value is DuckDB's own setting, quoted.
-        con.execute(f"set search_path = '{_quote(previous)}'")
+        set_search_path(con, previous)
         con.execute(f"drop schema if exists {SCOPE_SCHEMA} cascade")  # frees cached tables
         con.execute(f"drop table if exists {_IDS}")
 
@@ -190,5 +190,13 @@ def _filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str] | None) 
     return "" if snapshot_ids is None else "where " + snapshot_filter(con, snapshot_ids, _IDS)
 
 
-def _quote(text: str) -> str:
-    return text.replace("'", "''")
+def search_path(con: duckdb.DuckDBPyConnection) -> str:
+    """The connection's DuckDB search path (empty when it has none set)."""
+    rows = con.execute("select current_setting('search_path')").fetchall()
+    return str(rows[0][0] or "") if rows else ""
+
+
+def set_search_path(con: duckdb.DuckDBPyConnection, path: str) -> None:
+    """Set the search path (SET takes no parameters: the value is quoted here)."""
+    quoted = path.replace("'", "''")
+    con.execute(f"set search_path = '{quoted}'")
