@@ -1,7 +1,7 @@
 """The audit engine: every check over the whole history, then findings, states and waivers.
 
 Each check runs once over all committed snapshots (its SQL compares snapshots itself); the
-Arrow results are registered in DuckDB as one table, ``audit_rows``, and the lifecycle
+Arrow results are registered in DuckDB (as codes: see ``register_rows``), and the lifecycle
 (:mod:`toolkit.audit.lifecycle`) and the waivers (:mod:`toolkit.audit.waivers`) are SQL
 over it. Example::
 
@@ -38,6 +38,7 @@ from toolkit.audit.lifecycle import (
     findings_table,
     mean_time_to_resolve,
     query_frame,
+    register_rows,
 )
 from toolkit.audit.scope import (
     plan_scope,
@@ -77,7 +78,7 @@ _TEXT = pa.dictionary(pa.int32(), pa.string())
 STATUS_SCHEMA = pa.schema(
     [(name, _TEXT) for name in ("check_id", "snapshot_id", "resource_id", "status")]
 )
-"""``audit_rows``: every check row's identity and status."""
+"""Every check row's identity and status (``AuditResult.rows``)."""
 
 
 def run_audit(
@@ -122,7 +123,7 @@ def run_audit(
         build_names(con, target.snapshot_id, compare.snapshot_id if compare else None)
     timings["checks"] = time.perf_counter() - started
     started = time.perf_counter()
-    con.register("audit_rows", rows.status)
+    register_rows(con, rows.status)
     con.register("audit_details", rows.details)
     con.register("audit_checks", _checks_table(catalogue.specs))
     build_judged(con)
@@ -171,7 +172,8 @@ def run_checks(
 
     Each check runs once, as a subquery whose rows are filtered to the alarms and the
     ``keep`` snapshots: DuckDB pushes that filter below the check's last projection, so
-    reason and evidence text is built only for the rows that are kept. ``workers`` checks
+    reason and evidence text is built only for the rows that are kept, and fetched only for
+    the ``keep`` snapshots (an older alarm needs only its identity). ``workers`` checks
     run side by side, each on its own cursor of ``con`` (same database, same search path):
     one check's single-threaded stretches (a sort's merge, the Arrow conversion) leave a
     core to the other. Results come back in catalogue order.
@@ -216,7 +218,12 @@ def _check_rows(
     started = time.perf_counter()
     params = spec.bind(overrides)
     # The check's SQL is code from a check file, never a value; values are parameters.
-    sql = f"select * from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {kept}"  # noqa: S608 - see above
+    # Reason and evidence of the alarms of other snapshots are not needed (nor fetched).
+    sql = (
+        f"select * replace (case when {kept} then reason end as reason, "
+        f"case when {kept} then evidence end as evidence)\n"
+        f"from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {kept}"
+    )
     try:
         result = _run(con, spec, sql, params)
     except CheckDefinitionError:

@@ -11,13 +11,21 @@ is compared with, C (older), its state is:
 With C the snapshot just before T (the default) "before C" is simply "ever before". With
 no C (T is the first snapshot) every alarm is new. ``first_seen`` and ``last_seen`` are the
 first and last snapshot, up to T, in which the finding was in alarm. The engine registers
-every check row's status as ``audit_rows``, the full rows of T and C as ``audit_details``
-(Arrow tables) and the check metadata as ``audit_checks`` before calling these.
+the check rows' statuses (:func:`register_rows`), the full rows of T and C as
+``audit_details`` (an Arrow table) and the check metadata as ``audit_checks`` before calling
+the others.
+
+Millions of status rows go through these queries, so they group and window over small
+integer codes (``audit_codes``: check, resource and snapshot codes and an alarm flag, with a
+table per code back to its text) and look up the text of the few findings they return.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -32,57 +40,59 @@ __all__ = [
     "findings_table",
     "mean_time_to_resolve",
     "query_frame",
+    "register_rows",
 ]
 
 STATES = ("new", "regressed", "open", "resolved")
 
-# One row per finding and snapshot: in alarm when any of the check's rows for that resource
-# alarms.
+# One row per finding (check code c, resource code r) and snapshot (code s): in alarm when
+# any of the check's rows for that resource alarms.
 _JUDGED_SQL = """
 create or replace temp table audit_judged as
 with grouped as (
-    select check_id, resource_id, snapshot_id, bool_or(status = 'alarm') as alarm
-    from audit_rows
-    group by check_id, resource_id, snapshot_id
+    select c, r, s, bool_or(alarm) as alarm
+    from audit_codes
+    group by c, r, s
 )
-select
-    g.check_id::varchar as check_id,
-    g.resource_id::varchar as resource_id,
-    g.snapshot_id::varchar as snapshot_id,
-    s.seq,
-    s.snapshot_at,
-    g.alarm
+select g.c, g.r, g.s, n.seq, n.snapshot_at, g.alarm
 from grouped g
-join snapshots s on s.snapshot_id = g.snapshot_id and s.status in ('complete', 'partial')
+join audit_snapshot_codes k using (s)
+join snapshots n on n.snapshot_id = k.snapshot_id and n.status in ('complete', 'partial')
 """
 
 _FINDINGS_SQL = """
 create or replace temp table audit_findings as
 with per_finding as (
     select
-        check_id,
-        resource_id,
+        c,
+        r,
         coalesce(bool_or(alarm and seq = $target), false) as alarm_now,
         coalesce(bool_or(alarm and seq = $compare), false) as alarm_then,
         coalesce(bool_or(alarm and seq < $compare), false) as alarmed_before,
         bool_or(seq = $target) as present_now,
         min(snapshot_at) filter (where alarm) as first_seen,
         max(snapshot_at) filter (where alarm) as last_seen,
-        arg_max(snapshot_id, seq) filter (where seq = $target or seq = $compare) as snapshot_id
+        arg_max(s, seq) filter (where seq = $target or seq = $compare) as s
     from audit_judged
     where seq <= $target
-    group by check_id, resource_id
+    group by c, r
 ),
-stated as (
+stated as (  -- the findings with a state, by their text ids
     select
-        *,
+        cc.check_id,
+        rc.resource_id,
+        sc.snapshot_id,
+        f.* exclude (c, r, s),
         case
             when alarm_now and alarm_then then 'open'
             when alarm_now and alarmed_before then 'regressed'
             when alarm_now then 'new'
             when alarm_then then 'resolved'
         end as state
-    from per_finding
+    from per_finding f
+    join audit_check_codes cc using (c)
+    join audit_resource_codes rc using (r)
+    join audit_snapshot_codes sc using (s)
     where alarm_now or alarm_then
 ),
 described as (  -- the finding's alarming row (else an ok one) in its snapshot
@@ -154,26 +164,26 @@ with positions as (
     where status in ('complete', 'partial') and seq <= $target
 ),
 alarms as (
-    select j.check_id, j.resource_id, p.pos, p.snapshot_at
+    select j.c, j.r, p.pos, p.snapshot_at
     from audit_judged j
+    join audit_snapshot_codes k using (s)
     join positions p using (snapshot_id)
     where j.alarm
 ),
 islands as (
-    select
-        *,
-        pos - row_number() over (partition by check_id, resource_id order by pos) as island
+    select *, pos - row_number() over (partition by c, r order by pos) as island
     from alarms
 ),
 episodes as (
-    select check_id, resource_id, min(snapshot_at) as started, max(pos) as last_pos
+    select c, min(snapshot_at) as started, max(pos) as last_pos
     from islands
-    group by check_id, resource_id, island
+    group by c, r, island
 ),
 resolved as (
-    select e.check_id, epoch(p.snapshot_at) - epoch(e.started) as seconds
+    select cc.check_id, epoch(p.snapshot_at) - epoch(e.started) as seconds
     from episodes e
     join positions p on p.pos = e.last_pos + 1
+    join audit_check_codes cc using (c)
 )
 select
     c.check_id,
@@ -187,8 +197,41 @@ order by c.severity_rank, c.check_id
 """
 
 
+def register_rows(con: duckdb.DuckDBPyConnection, status: pa.Table) -> None:
+    """Register the check rows' statuses (``check_id, snapshot_id, resource_id, status``,
+    dictionary-encoded) as ``audit_codes`` (``c, r, s, alarm``) and one table per code
+    (``audit_check_codes``, ``audit_resource_codes``, ``audit_snapshot_codes``).
+
+    Once the chunks share one dictionary per column, a value's index in it is its code.
+    """
+    unified = status.unify_dictionaries()
+    codes: dict[str, pa.ChunkedArray] = {}
+    for column, code in (("check_id", "c"), ("resource_id", "r"), ("snapshot_id", "s")):
+        values = unified.column(column)
+        codes[code] = pa.chunked_array([chunk.indices for chunk in values.chunks], pa.int32())
+        names = _dictionary(values)
+        index = pa.array(range(len(names)), pa.int32())
+        con.register(f"audit_{_CODE_TABLES[code]}_codes", pa.table({code: index, column: names}))
+    statuses = unified.column("status")
+    alarm_code = pc.index(_dictionary(statuses), "alarm").as_py()  # -1: no alarm at all
+    alarm = pa.chunked_array(
+        [pc.equal(chunk.indices, alarm_code) for chunk in statuses.chunks], pa.bool_()
+    )
+    con.register("audit_codes", pa.table({**codes, "alarm": alarm}))
+
+
+_CODE_TABLES = {"c": "check", "r": "resource", "s": "snapshot"}
+
+
+def _dictionary(column: pa.ChunkedArray) -> pa.Array:
+    """The dictionary all chunks of ``column`` share (empty when it has no chunk)."""
+    if column.num_chunks == 0:
+        return pa.array([], pa.string())
+    return pc.cast(column.chunk(0).dictionary, pa.string())
+
+
 def build_judged(con: duckdb.DuckDBPyConnection) -> None:
-    """``audit_judged``: one row per finding and snapshot, from ``audit_rows``."""
+    """``audit_judged``: one row per finding and snapshot, from :func:`register_rows`'s."""
     con.execute(_JUDGED_SQL)
 
 
