@@ -118,3 +118,53 @@ def test_every_view_is_visible_to_the_connections_cursors(
     assert cursor.execute("select count(*) from services").fetchall() == [(3,)]
     assert cursor.execute("select count(*) from webhook_events").fetchall() == [(0,)]
     assert cursor.execute("select count(*) from snapshots_latest").fetchall() == [(1,)]
+
+
+def _views_over(ids: list[str], statuses: list[str], selected: list[str] | None) -> set[str]:
+    """Snapshot ids the ``services`` view of a connection shows (one service per snapshot)."""
+    from toolkit.snapshot.views import connect_arrow
+
+    declared = TABLES["snapshots"].arrow_schema
+    snapshots = pa.table(
+        {
+            name: (
+                pa.array(ids, field.type)
+                if name == "snapshot_id"
+                else pa.array(statuses, field.type)
+                if name == "status"
+                else pa.array(range(1, len(ids) + 1), field.type)
+                if name == "seq"
+                else pa.nulls(len(ids), field.type)
+            )
+            for name, field in zip(declared.names, declared, strict=True)
+        },
+        schema=declared,
+    )
+    services = TABLES["services"].arrow_schema
+    rows = pa.table(
+        {
+            name: pa.array(ids, field.type)
+            if name in ("snapshot_id", "id")
+            else pa.nulls(len(ids), field.type)
+            for name, field in zip(services.names, services, strict=True)
+        },
+        schema=services,
+    )
+    con = connect_arrow({"services": rows}, snapshots, selected)
+    return {r[0] for r in con.execute("select snapshot_id from services").fetchall()}
+
+
+def test_table_views_show_visible_selected_snapshots_whatever_their_number_and_ids() -> None:
+    from toolkit.snapshot import new_snapshot_id
+
+    for count in (7, 40):  # a few ids are written as literals, many go through a join
+        ids = [new_snapshot_id() for _ in range(count)]
+        statuses = ["complete", "partial", "pending", "pruned"] * (count // 4) + ["complete"] * (
+            count % 4
+        )
+        visible = {i for i, s in zip(ids, statuses, strict=True) if s in ("complete", "partial")}
+        assert _views_over(ids, statuses, None) == visible
+        chosen = ids[: count // 2 + 1]
+        assert _views_over(ids, statuses, chosen) == visible & set(chosen)
+    odd = ["snap-a", "snap-b'; drop table x; --", "snap-c"]  # not the strict id pattern
+    assert _views_over(odd, ["complete", "complete", "failed"], None) == set(odd[:2])

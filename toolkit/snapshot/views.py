@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
+from toolkit.snapshot.snapshot_ids import is_snapshot_id
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
@@ -102,16 +103,44 @@ def connect_arrow(
         "CREATE VIEW snapshots_latest AS SELECT * FROM snapshots WHERE status = 'complete' "
         "ORDER BY snapshot_at DESC, seq DESC LIMIT 1"
     )
+    shown = _visible_filter(snapshots, snapshot_ids)
     for name in SNAPSHOT_TABLES:
         con.execute(
-            f"CREATE VIEW {name} AS SELECT * FROM _raw_{name} "  # noqa: S608 - declared names only
-            "WHERE snapshot_id IN (SELECT snapshot_id FROM _visible_snapshots)"
+            # Declared names, and ids that matched the strict snapshot-id pattern.
+            f"CREATE VIEW {name} AS SELECT * FROM _raw_{name} WHERE {shown}"  # noqa: S608
         )
         con.execute(
             f"CREATE VIEW {name}_latest AS SELECT * FROM _raw_{name} "  # noqa: S608 - declared names only
             "WHERE snapshot_id IN (SELECT snapshot_id FROM snapshots_latest)"
         )
     return con
+
+
+def _visible_filter(snapshots: pa.Table, snapshot_ids: Collection[str] | None) -> str:
+    """The table views' row filter: their snapshot is visible (and selected, when
+    ``snapshot_ids`` is given).
+
+    A few ids are written out as literals: DuckDB then plans no join against the snapshots
+    per table scan, which is most of the cost of a check over a few snapshots. Many ids, or
+    ids not matching the strict snapshot-id pattern, are read from ``_visible_snapshots``
+    (a long literal list is slower to scan with than that join).
+    """
+    wanted = None if snapshot_ids is None else set(snapshot_ids)
+    ids = sorted(
+        str(i)
+        for i, status in zip(
+            snapshots.column("snapshot_id").to_pylist(),
+            snapshots.column("status").to_pylist(),
+            strict=True,
+        )
+        if status in VISIBLE_STATUSES and (wanted is None or i in wanted)
+    )
+    if len(ids) > _MAX_LITERAL_IDS or not all(is_snapshot_id(i) for i in ids):
+        return "snapshot_id IN (SELECT snapshot_id FROM _visible_snapshots)"
+    return "snapshot_id IN (" + (", ".join(f"'{i}'" for i in ids) or "NULL") + ")"
+
+
+_MAX_LITERAL_IDS = 16
 
 
 def _register(con: duckdb.DuckDBPyConnection, name: str, source: Any) -> str:
