@@ -167,7 +167,25 @@ class Store:
 
     def _dataset(self, name: str) -> ds.Dataset | None:
         delta = self._delta(name)
-        return None if delta is None else _as_dataset(delta, name)
+        if delta is None:
+            return None
+        if self._plain_files(delta):  # its files as they are: no Delta partition expressions
+            import pyarrow.dataset as pads
+
+            schema = TABLES[name].arrow_schema  # see _as_dataset
+            return pads.dataset(list(delta.file_uris()), schema=schema, format="parquet")
+        return _as_dataset(delta, name)
+
+    def _plain_files(self, delta: DeltaTable) -> bool:
+        """Whether the table's active files, read as they are, are its rows: a local,
+        unpartitioned table using no Delta reader feature (deletion vectors, column
+        mapping). S3 would need DuckDB's httpfs extension (downloaded at run time: never
+        here), so S3 tables are read through Delta's own reader."""
+        return (
+            "://" not in self._root
+            and delta.protocol().min_reader_version <= 1
+            and not delta.metadata().partition_columns
+        )
 
     def _source(
         self, name: str, snapshot_ids: Collection[str] | None = None
@@ -181,9 +199,7 @@ class Store:
         delta = self._delta(name)
         if delta is None:
             return None
-        if "://" in self._root or delta.protocol().min_reader_version > 1:
-            # S3 would need DuckDB's httpfs extension (downloaded at run time: never here);
-            # reader features (deletion vectors, column mapping) need Delta's own reader.
+        if not self._plain_files(delta):
             return _as_dataset(delta, name)
         from toolkit.snapshot.views import ParquetFiles
 
