@@ -157,16 +157,23 @@ def snapshot_filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str],
 
 def _reach(sql: str, derived: Mapping[str, str], names: Sequence[str]) -> set[str]:
     """The tables and derived views ``sql`` reads, directly or through derived views."""
+    known = set(names)
     found: set[str] = set()
     pending = [sql]
     while pending:
-        text = pending.pop()
-        for name in names:
-            if name not in found and _mentions(text, name):
-                found.add(name)
-                if name in derived:
-                    pending.append(derived[name])
+        for name in _words(pending.pop()) & known - found:
+            found.add(name)
+            if name in derived:
+                pending.append(derived[name])
     return found
+
+
+def _words(sql: str) -> set[str]:
+    """The identifiers (and other words) of ``sql``: a name is mentioned when it is one."""
+    return set(_WORD.findall(sql))
+
+
+_WORD = re.compile(r"\w+")
 
 
 def _view_order(views: Path) -> list[str]:
@@ -180,10 +187,6 @@ def _materialize(con: duckdb.DuckDBPyConnection, name: str) -> None:
     con.execute(f"create table {staged} as select * from {SCOPE_SCHEMA}.{name}")  # noqa: S608 - a view file's name
     con.execute(f"drop view {SCOPE_SCHEMA}.{name}")
     con.execute(f"alter table {staged} rename to {name}")
-
-
-def _mentions(sql: str, name: str) -> bool:
-    return re.search(rf"\b{name}\b", sql) is not None
 
 
 def _filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str] | None) -> str:
