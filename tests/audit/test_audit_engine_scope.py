@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import pytest
@@ -11,13 +12,15 @@ from toolkit.audit import Catalogue, CheckDefinitionError, run_audit, run_check
 from toolkit.audit.check_file import parse_check
 from toolkit.audit.check_run import ensure_views
 from toolkit.audit.scope import plan_scope
-from toolkit.audit.testing import fixture_connection
+from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 from toolkit.snapshot import SNAPSHOT_TABLES
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import pyarrow as pa
+
+    from toolkit.audit import AuditResult
 
 
 def _status_rows(rows: pa.Table) -> set[tuple[str, str, str, str]]:
@@ -86,3 +89,57 @@ def test_latest_only_on_a_store_reads_fewer_files_and_finds_the_same(tmp_path: P
     assert len(fast.findings) > 0
     full = run_audit(store, checks=catalogue)
     assert set(fast.findings.check_id) <= set(full.findings.check_id)
+
+
+def _with_history(catalogue: Catalogue, histories: dict[str, str]) -> Catalogue:
+    specs = tuple(
+        dataclasses.replace(s, history=histories.get(s.id, s.history)) for s in catalogue.specs
+    )
+    return Catalogue(specs, catalogue.overrides)
+
+
+def _everything(result: AuditResult) -> tuple[object, ...]:
+    rows = sorted(map(str, result.rows.to_pylist()))
+    details = sorted(map(str, result.details.to_pylist()))
+    findings = result.findings.sort_values(["check_id", "resource_id"]).to_dict("records")
+    return rows, details, str(findings), str(result.mttr().to_dict("records"))
+
+
+@pytest.mark.parametrize("compare_to", [None, 0], ids=["previous", "oldest"])
+def test_checks_reading_a_short_history_read_a_window_and_give_the_same_result(
+    compare_to: int | None,
+) -> None:
+    ids = fixture_snapshot_ids(4)
+    compare = None if compare_to is None else ids[compare_to]
+    whole = _with_history(engine_catalogue(), {})  # every engine check reads all history
+    assert {s.history for s in whole.specs} == {"all"}
+    short = _with_history(whole, {"TST001": "snapshot", "TST002": "snapshot", "TST003": "previous"})
+    expected = run_audit(fixture_connection(history()), checks=whole, compare_to=compare)
+    got = run_audit(fixture_connection(history()), checks=short, compare_to=compare)
+    assert _everything(got) == _everything(expected)
+    assert len(got.findings) > 0
+
+
+def test_a_check_reading_more_history_than_it_says_is_refused(tmp_path: Path) -> None:
+    # Against the first snapshot's limit: day 4 of "resolved" (512, -1, -1, 512) is fine
+    # over the whole history, but not in the window of days 2 to 4.
+    path = tmp_path / "TST901.sql"
+    text = (
+        "-- id: TST901\n-- title: t\n-- severity: low\n-- area: security\n-- risk: r\n"
+        "-- remediation: m\n-- history: previous\n"
+        "with firsts as (select s.*, first_value(s.memory_limits_megabytes) over ("
+        "partition by s.id order by n.seq) as first_limit "
+        "from services s join snapshots n using (snapshot_id))\n"
+        "select snapshot_id, 'service' as resource_type, id as resource_id, name as "
+        "resource_name, team_id, project_id, environment_id, id as service_id, "
+        "if(memory_limits_megabytes = first_limit, 'ok', 'alarm') as status, "
+        "'limit ' || memory_limits_megabytes as reason, '{}' as evidence from firsts\n"
+    )
+    path.write_text(text, encoding="utf-8")
+    spec = parse_check(text, path)
+    assert spec.history == "previous"
+    with pytest.raises(CheckDefinitionError, match=r"TST901\.sql: says '-- history: previous'"):
+        run_audit(fixture_connection(history()), checks=[spec])
+    # the same check without the line reads the whole history and runs
+    whole = dataclasses.replace(spec, history="all")
+    assert len(run_audit(fixture_connection(history()), checks=[whole]).findings) > 0

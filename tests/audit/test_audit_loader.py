@@ -48,6 +48,7 @@ def write_check(folder: Path, name: str, sql: str = GOOD_SQL, **header: str) -> 
         ("USR001", {"area": "networking"}, "area 'networking' is not one of"),
         ("USR001", {"risk": ""}, "needs a '-- risk: ...' line"),
         ("USR001", {"owner": "me"}, "unknown header key"),
+        ("USR001", {"history": "week"}, "history 'week' is not one of snapshot, previous, all"),
         ("USR001", {"param": "threshold 5"}, "must read 'name = default | one sentence'"),
         ("usr001", {"id": "usr001"}, "must look like RES001"),
     ],
@@ -121,3 +122,11 @@ def test_builtin_checks_load_with_a_users_folder() -> None:
     ids = {s.id for s in catalogue.specs}
     assert {"TST001", "TST002", "TST003"} < ids
     assert len(ids) > 3
+
+
+def test_the_history_line_is_optional_and_defaults_to_the_whole_history(tmp_path: Path) -> None:
+    write_check(tmp_path / "mine", "USR001")
+    write_check(tmp_path / "mine", "USR002", id="USR002", history="snapshot")
+    specs = {s.id: s for s in Catalogue.load([tmp_path / "mine"], builtin=False).specs}
+    assert specs["USR001"].history == "all"
+    assert specs["USR002"].history == "snapshot"

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AREAS",
     "BUILTIN_CHECKS",
+    "HISTORIES",
     "OUTPUT_COLUMNS",
     "SEVERITIES",
     "CheckParam",
@@ -57,9 +58,14 @@ OUTPUT_COLUMNS = (
     "reason",
     "evidence",
 )
+HISTORIES = ("snapshot", "previous", "all")
+"""What a snapshot's rows of a check may depend on (the optional ``-- history:`` line):
+that snapshot only, it and the committed snapshot before it, or any earlier one (the
+default). The engine reads fewer snapshots for the judged rows of the first two."""
 BUILTIN_CHECKS = Path(__file__).with_name("checks")
 """The checks that ship with the toolkit, one folder per area."""
 _REQUIRED = ("id", "title", "severity", "area", "risk", "remediation")
+_OPTIONAL = ("history",)
 _HEADER_LINE = re.compile(r"--\s*(?P<key>[a-z_]+)\s*:\s*(?P<value>.*?)\s*$")
 _PARAM = re.compile(r"(?P<name>[a-z][a-z0-9_]*)\s*=\s*(?P<default>[^|]+?)\s*\|\s*(?P<doc>.+)")
 _ID = re.compile(r"[A-Z]{2,5}[0-9]{3}")
@@ -87,6 +93,8 @@ class CheckSpec:
     params: Mapping[str, CheckParam]
     sql: str
     path: Path
+    history: str = "all"
+    """One of :data:`HISTORIES`."""
 
     @classmethod
     def load(cls, path: Path) -> CheckSpec:
@@ -143,6 +151,7 @@ def parse_check(text: str, path: Path) -> CheckSpec:
         params=MappingProxyType(params),
         sql=sql,
         path=path,
+        history=header.get("history", "all"),
     )
 
 
@@ -163,7 +172,11 @@ def _validate(header: Mapping[str, str], path: Path) -> None:
         raise CheckDefinitionError(
             f"{path}: area {header['area']!r} is not one of {', '.join(AREAS)}"
         )
-    unknown = set(header) - set(_REQUIRED)
+    if header.get("history", "all") not in HISTORIES:
+        raise CheckDefinitionError(
+            f"{path}: history {header['history']!r} is not one of {', '.join(HISTORIES)}"
+        )
+    unknown = set(header) - set(_REQUIRED) - set(_OPTIONAL)
     if unknown:
         raise CheckDefinitionError(f"{path}: unknown header key(s) {', '.join(sorted(unknown))}")
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import queue
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
@@ -41,6 +42,7 @@ from toolkit.audit.lifecycle import (
     register_rows,
 )
 from toolkit.audit.scope import (
+    WINDOW_SCHEMA,
     plan_scope,
     scoped,
     search_path,
@@ -52,7 +54,7 @@ from toolkit.errors import AuditError, CheckDefinitionError
 from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping, Sequence
+    from collections.abc import Collection, Iterator, Mapping, Sequence
     from pathlib import Path
 
     from toolkit.audit.check_file import CheckSpec
@@ -117,9 +119,11 @@ def run_audit(
     ids = [s.snapshot_id for s in window] if window is not None else None
     plan = plan_scope(catalogue.specs, _row_counts(con, ids), _readers(con))
     with scoped(con, ids, plan):
-        timings["scope"] = time.perf_counter() - started
         keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
-        rows = run_checks(con, catalogue, keep, timings)
+        split = None if latest_only else _split_window(committed, target, compare)
+        with _window_scope(con, catalogue.specs, split) as window_path:
+            timings["scope"] = time.perf_counter() - started
+            rows = run_checks(con, catalogue, keep, timings, window=window_path)
         build_names(con, target.snapshot_id, compare.snapshot_id if compare else None)
     timings["checks"] = time.perf_counter() - started
     started = time.perf_counter()
@@ -167,6 +171,7 @@ def run_checks(
     keep: Collection[str],
     timings: dict[str, float] | None = None,
     workers: int = CHECK_WORKERS,
+    window: str | None = None,
 ) -> CheckRows:
     """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids.
 
@@ -177,6 +182,12 @@ def run_checks(
     run side by side, each on its own cursor of ``con`` (same database, same search path):
     one check's single-threaded stretches (a sort's merge, the Arrow conversion) leave a
     core to the other. Results come back in catalogue order.
+
+    ``window`` is the search path of a scope holding the ``keep`` snapshots and the one
+    before each (``scoped(..., schema=WINDOW_SCHEMA)``): a check whose header says
+    ``-- history: snapshot`` or ``previous`` then runs twice, for the statuses of every
+    snapshot (identity and status only, so no text is built) and in the window for the
+    full rows of ``keep``, which must judge those snapshots exactly as the first run did.
     """
     ids = sorted(keep)
     kept = snapshot_filter(con, ids, "audit_kept_snapshots")
@@ -190,8 +201,11 @@ def run_checks(
 
     def one(spec: CheckSpec) -> tuple[pa.Table, pa.Table, float]:
         cursor = cursors.get()
+        overrides = catalogue.overrides.get(spec.id)
         try:
-            return _check_rows(cursor, spec, catalogue.overrides.get(spec.id), ids, kept)
+            if window is not None and spec.history != "all":
+                return _split_check_rows(cursor, spec, overrides, ids, kept, (path, window))
+            return _check_rows(cursor, spec, overrides, ids, kept)
         finally:
             cursors.put(cursor)
 
@@ -232,6 +246,60 @@ def _check_rows(
     _require_shape(spec, result.column_names, [_nested_arrow(f.type) for f in result.schema])
     kept_rows = result.filter(pc.is_in(result.column("snapshot_id"), pa.array(ids, pa.string())))
     return _status(result, spec.id), _as_text(kept_rows, spec.id), time.perf_counter() - started
+
+
+def _split_check_rows(
+    con: duckdb.DuckDBPyConnection,
+    spec: CheckSpec,
+    overrides: Mapping[str, object] | None,
+    ids: Sequence[str],
+    kept: str,
+    paths: tuple[str, str],
+) -> tuple[pa.Table, pa.Table, float]:
+    """:func:`_check_rows` for a check judging a snapshot from it and the one before at
+    most: statuses over the history (``paths[0]``), full rows in the window (``paths[1]``)."""
+    started = time.perf_counter()
+    params = spec.bind(overrides)
+    history, window = paths
+    # The check's SQL is code from a check file, never a value; values are parameters.
+    statuses_sql = (
+        "select snapshot_id, resource_id, status "  # noqa: S608 - see above
+        f"from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {kept}"
+    )
+    rows_sql = f"select * from (\n{spec.sql}\n) as check_rows where {kept}"  # noqa: S608 - see above
+    try:
+        statuses = _run(con, spec, statuses_sql, params)
+        set_search_path(con, window)
+        try:
+            rows = _run(con, spec, rows_sql, params)
+        finally:
+            set_search_path(con, history)
+    except CheckDefinitionError:
+        _require_text_columns(con, spec, params)  # a wrong shape gets the precise message
+        raise
+    _require_shape(spec, rows.column_names, [_nested_arrow(f.type) for f in rows.schema])
+    _require_same_judgement(spec, statuses, rows, ids)
+    return _status(statuses, spec.id), _as_text(rows, spec.id), time.perf_counter() - started
+
+
+def _require_same_judgement(
+    spec: CheckSpec, statuses: pa.Table, rows: pa.Table, ids: Sequence[str]
+) -> None:
+    """Refuse a check whose window rows judge the ``ids`` snapshots otherwise than its run
+    over the whole history: its ``history`` line claims less than it reads."""
+    identity = ["snapshot_id", "resource_id", "status"]
+
+    def judged(table: pa.Table) -> pa.Table:
+        texts = pa.table([_text(table.column(c)) for c in identity], names=identity)
+        texts = texts.filter(pc.is_in(texts.column("snapshot_id"), pa.array(ids, pa.string())))
+        return texts.sort_by([(c, "ascending") for c in identity])
+
+    if not judged(statuses).equals(judged(rows)):
+        raise CheckDefinitionError(
+            f"{spec.path}: says '-- history: {spec.history}', but it judges the snapshots "
+            f"{', '.join(ids)} differently when it reads all earlier snapshots; "
+            "remove the history line (it then reads the whole history)"
+        )
 
 
 def _status(result: pa.Table, check_id: str) -> pa.Table:
@@ -359,6 +427,39 @@ def _window(
     if compare is not None:
         chosen[compare.snapshot_id] = compare
     return sorted(chosen.values(), key=lambda s: s.seq)
+
+
+def _split_window(
+    committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
+) -> list[str] | None:
+    """The snapshots the full rows of a ``history: previous`` check need: the judged and
+    compared ones and the snapshot before each; None when that is every snapshot."""
+    chosen = {target.snapshot_id}
+    for ref in (target, compare):
+        if ref is None:
+            continue
+        chosen.add(ref.snapshot_id)
+        before = [s for s in committed if s.seq < ref.seq]
+        if before:
+            chosen.add(before[-1].snapshot_id)
+    return sorted(chosen) if len(chosen) < len(committed) else None
+
+
+@contextmanager
+def _window_scope(
+    con: duckdb.DuckDBPyConnection, specs: Sequence[CheckSpec], window: Sequence[str] | None
+) -> Iterator[str | None]:
+    """A second scope, of the ``window`` snapshots, when some check can use it (see
+    :func:`run_checks`); yields its search path, or None. ``con`` keeps the outer path."""
+    chosen = [s for s in specs if s.history != "all"]
+    if window is None or not chosen:
+        yield None
+        return
+    path = search_path(con)
+    plan = plan_scope(chosen, _row_counts(con, window), _readers(con))
+    with scoped(con, window, plan, schema=WINDOW_SCHEMA) as window_path:
+        set_search_path(con, path)
+        yield window_path
 
 
 def _connection(

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CACHE_MAX_ROWS",
     "SCOPE_SCHEMA",
+    "WINDOW_SCHEMA",
     "ScopePlan",
     "plan_scope",
     "scoped",
@@ -54,9 +55,10 @@ __all__ = [
 ]
 
 SCOPE_SCHEMA = "audit_scope"
+WINDOW_SCHEMA = "audit_window"
+"""A second scope, of a few snapshots, open inside the first (see ``engine.run_checks``)."""
 CACHE_MAX_ROWS = 5_000_000
 """A table with more rows than this in scope is scanned by each check rather than copied."""
-_IDS = "audit_scope_snapshots"
 _SHARED = re.compile(r"^--\s*materialize:\s*shared\s*$", re.MULTILINE)
 _COPIED_READERS = frozenset({"dataset"})
 """Readers (see ``toolkit.snapshot.views``) whose tables are worth copying into DuckDB."""
@@ -76,37 +78,42 @@ def scoped(
     snapshot_ids: Sequence[str] | None = None,
     plan: ScopePlan | None = None,
     views: Path = VIEWS,
-) -> Iterator[None]:
+    schema: str = SCOPE_SCHEMA,
+) -> Iterator[str]:
     """Within the block, table names resolve to the scope: limited to ``snapshot_ids`` (all
-    when None), with the tables and derived views of ``plan`` computed once."""
+    when None), with the tables and derived views of ``plan`` computed once. Yields the
+    scope's search path, for cursors; a scope in another ``schema`` (a name of this
+    package) can be opened inside, and the path is restored when each block ends."""
     plan = plan or ScopePlan()
     previous = search_path(con) or "main"
-    con.execute(f"drop schema if exists {SCOPE_SCHEMA} cascade")  # an earlier scope's
-    con.execute(f"create schema {SCOPE_SCHEMA}")
-    where = _filter(con, snapshot_ids)
+    con.execute(f"drop schema if exists {schema} cascade")  # an earlier scope's
+    con.execute(f"create schema {schema}")
+    ids_table = f"{schema}_snapshots"
+    where = _filter(con, snapshot_ids, ids_table)
     # Names below come from the declared registry, the package's view files and constants,
     # never from user input; the only values are snapshot ids that matched the strict
     # pattern (see snapshot_filter).
     for name in ("snapshots", *SNAPSHOT_TABLES):
         kind = "table" if name in plan.cache else "view"
         con.execute(
-            f"create {kind} {SCOPE_SCHEMA}.{name} as select * from main.{name} {where}"  # noqa: S608 - see above
+            f"create {kind} {schema}.{name} as select * from main.{name} {where}"  # noqa: S608 - see above
         )
         con.execute(
-            f"create view {SCOPE_SCHEMA}.{name}_latest as "  # noqa: S608 - declared names
+            f"create view {schema}.{name}_latest as "  # noqa: S608 - declared names
             f"select * from main.{name}_latest"
         )
-    set_search_path(con, f"{SCOPE_SCHEMA},main")
+    path = f"{schema},main"
+    set_search_path(con, path)
     try:
         install_views(con, views)  # created in the scope, reading its tables
         for name in _view_order(views):  # a view is materialised before those reading it
             if name in plan.materialize:
-                _materialize(con, name)
-        yield
+                _materialize(con, name, schema)
+        yield path
     finally:
         set_search_path(con, previous)
-        con.execute(f"drop schema if exists {SCOPE_SCHEMA} cascade")  # frees cached tables
-        con.execute(f"drop table if exists {_IDS}")
+        con.execute(f"drop schema if exists {schema} cascade")  # frees cached tables
+        con.execute(f"drop table if exists {ids_table}")
 
 
 def plan_scope(
@@ -181,16 +188,16 @@ def _view_order(views: Path) -> list[str]:
     return [p.stem for p in sorted(views.glob("*.sql"))]
 
 
-def _materialize(con: duckdb.DuckDBPyConnection, name: str) -> None:
+def _materialize(con: duckdb.DuckDBPyConnection, name: str, schema: str) -> None:
     """Replace the scope's view ``name`` (a package view file's name) by a table of its rows."""
-    staged = f"{SCOPE_SCHEMA}._computing_{name}"
-    con.execute(f"create table {staged} as select * from {SCOPE_SCHEMA}.{name}")  # noqa: S608 - a view file's name
-    con.execute(f"drop view {SCOPE_SCHEMA}.{name}")
+    staged = f"{schema}._computing_{name}"
+    con.execute(f"create table {staged} as select * from {schema}.{name}")  # noqa: S608 - a view file's name
+    con.execute(f"drop view {schema}.{name}")
     con.execute(f"alter table {staged} rename to {name}")
 
 
-def _filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str] | None) -> str:
-    return "" if snapshot_ids is None else "where " + snapshot_filter(con, snapshot_ids, _IDS)
+def _filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str] | None, table: str) -> str:
+    return "" if snapshot_ids is None else "where " + snapshot_filter(con, snapshot_ids, table)
 
 
 def search_path(con: duckdb.DuckDBPyConnection) -> str:
