@@ -4,6 +4,27 @@
 -- area: key-scope
 -- risk: A key with access 'all' grows with its creator's access: every new team, project and service is in reach, far beyond what its task needs.
 -- remediation: Limit the key to the teams, projects, environments or services it works on.
+-- counted per key before joining: the listed resources joined to every reached one would
+-- multiply rows. The reason's count keeps the joined count (reach rows x listed rows).
+with keys as (
+    select snapshot_id, name, access, role, count(*) as copies
+    from credentials
+    where access in ('all', 'limited')
+    group by all
+),
+reach as (
+    select snapshot_id, credential_name, count(resource_id) as reach_rows,
+        count(distinct resource_id) as reached
+    from credential_reach
+    where not navigable_only
+    group by all
+),
+listing as (
+    select snapshot_id, credential_name, count(*) as listed_rows,
+        count(distinct resource_id) as listed
+    from credential_resources
+    group by all
+)
 select
     c.snapshot_id, 'credential' as resource_type, c.name as resource_id, c.name as resource_name,
     null::varchar as team_id, null::varchar as project_id, null::varchar as environment_id,
@@ -11,14 +32,13 @@ select
     case when c.access = 'all' then 'alarm' else 'ok' end as status,
     case when c.access = 'all'
         then 'Key ' || c.name || ' (' || coalesce(c.role, 'unknown role')
-            || ') has access to all its creator can reach: ' || count(r.resource_id) || ' resources in this snapshot.'
-        else 'Key ' || c.name || ' is limited to ' || count(distinct cr.resource_id) || ' listed resource(s).'
+            || ') has access to all its creator can reach: '
+            || c.copies * coalesce(r.reach_rows, 0) * greatest(coalesce(l.listed_rows, 0), 1)
+            || ' resources in this snapshot.'
+        else 'Key ' || c.name || ' is limited to ' || coalesce(l.listed, 0) || ' listed resource(s).'
     end as reason,
-    to_json(struct_pack(access := c.access, role := c.role, reached := count(distinct r.resource_id),
-        listed := count(distinct cr.resource_id))) as evidence
-from credentials c
-left join credential_reach r
-    on r.snapshot_id = c.snapshot_id and r.credential_name = c.name and not r.navigable_only
-left join credential_resources cr on cr.snapshot_id = c.snapshot_id and cr.credential_name = c.name
-where c.access in ('all', 'limited')
-group by 1, 2, 3, 4, 5, 6, 7, 8, c.access, c.role
+    to_json(struct_pack(access := c.access, role := c.role, reached := coalesce(r.reached, 0),
+        listed := coalesce(l.listed, 0))) as evidence
+from keys c
+left join reach r on r.snapshot_id = c.snapshot_id and r.credential_name = c.name
+left join listing l on l.snapshot_id = c.snapshot_id and l.credential_name = c.name

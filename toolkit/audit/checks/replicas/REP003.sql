@@ -6,6 +6,9 @@
 -- remediation: Read the replica events and logs for why the containers exit, and fix the cause.
 -- param: min_increase = 5 | restarts added since the previous snapshot that raise an alarm
 with restarts as (
+    -- owner ids from the replicas themselves (their any_value costs): replicas are listed
+    -- per environment by default, so a snapshot may hold replicas of a service its services
+    -- list lacks (created in between, or that list failed); ids from services would be null
     select
         snapshot_id, service_id, any_value(team_id) as team_id,
         any_value(project_id) as project_id, any_value(environment_id) as environment_id,
@@ -17,20 +20,26 @@ history as (
     select r.*, lag(r.restarts) over w as previous, lag(n.snapshot_at) over w as previous_at
     from restarts as r join snapshots as n using (snapshot_id)
     window w as (partition by r.service_id order by n.seq)
+),
+times as (  -- each snapshot time formatted once, not once per row (text is built with ||:
+    -- format() costs more; a json value goes into to_json as it is)
+    select distinct snapshot_at, strftime(snapshot_at, '%Y-%m-%d %H:%M UTC') as text,
+        to_json(snapshot_at) as json
+    from snapshots
 )
 select
     h.snapshot_id, 'service' as resource_type, h.service_id as resource_id,
     s.name as resource_name, h.team_id, h.project_id, h.environment_id, h.service_id,
     case when h.restarts - h.previous >= $min_increase then 'alarm' else 'ok' end as status,
-    format('Service {} has {} restarts (replicas: {}), {}.',
-        coalesce(s.name, h.service_id), h.restarts, h.pods,
-        case
+    'Service ' || coalesce(s.name, h.service_id) || ' has ' || h.restarts || ' restarts (replicas: '
+        || h.pods || '), ' || case
             when h.previous is null then 'its first count'
             when h.restarts < h.previous then 'reset from ' || h.previous
             else (h.restarts - h.previous) || ' more than at the previous snapshot ('
-                || strftime(h.previous_at, '%Y-%m-%d %H:%M UTC') || ')'
-        end) as reason,
-    to_json(struct_pack(h.restarts, h.previous, h.previous_at, h.pods,
+                || t.text || ')'
+        end || '.' as reason,
+    to_json(struct_pack(h.restarts, h.previous, previous_at := t.json, h.pods,
         min_increase := $min_increase)) as evidence
 from history as h
 left join services as s on s.snapshot_id = h.snapshot_id and s.id = h.service_id
+left join times as t on t.snapshot_at = h.previous_at

@@ -6,7 +6,7 @@
 -- remediation: Delete the other definitions and reference the managed one as ${{service.<id>.NAME}}.
 with protected as (
     select snapshot_id, variable_id, name, team_id, project_id, environment_id, service_id
-    from variable_items where level = 'service' and is_protected
+    from owned_variables where level = 'service' and is_protected
 ),
 scopes as (  -- the team, project and environment each protected variable sits in
     select p.snapshot_id, p.variable_id, p.name, s.scope,
@@ -19,10 +19,13 @@ others as (  -- variables that may shadow one: service-level ones act in their e
         case level when 'service' then 'environment' else level end as scope,
         case level when 'team' then team_id when 'project' then project_id
             else environment_id end as scope_id
-    from variable_items
-    where level in ('team', 'project', 'environment')
-       or (level = 'service' and not coalesce(is_reference, false)
-           and not coalesce(is_protected, false))
+    from owned_variables
+    where (level in ('team', 'project', 'environment')
+           or (level = 'service' and not coalesce(is_reference, false)
+               and not coalesce(is_protected, false)))
+      -- few names are protected: only variables named like one can shadow one (a list
+      -- test per row, where a semi join would hash every candidate)
+      and list_contains((select list(distinct name) from protected), name)
 ),
 shadows as (
     -- an equi-join on the scope: the same name is defined in thousands of services

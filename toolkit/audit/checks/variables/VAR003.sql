@@ -5,15 +5,21 @@
 -- risk: A copied credential is not rotated with the managed one and leaks wherever the copy is readable.
 -- remediation: Replace the copy with a reference ${{service.<id>.NAME}} to the protected variable.
 -- param: min_length = 8 | values shorter than this many characters are too common to call a copy
-with plain as (
-    select * from variable_items
-    where fingerprint is not null and not coalesce(is_protected, false)
-      and not coalesce(is_reference, false) and value_length >= $min_length
+with valued as (  -- one scan for both sides: the plain values, and the protected ones
+    select *,
+        not coalesce(is_protected, false) and not coalesce(is_reference, false)
+            and value_length >= $min_length as plain
+    from owned_variables
+    where fingerprint is not null
+      and (is_protected or (not coalesce(is_reference, false) and value_length >= $min_length))
+),
+plain as (
+    select * from valued where plain
 ),
 copies as (
     select p.snapshot_id, p.variable_id, list(distinct s.variable_id order by s.variable_id) as sources
     from plain p
-    join variable_items s
+    join valued s
         on s.snapshot_id = p.snapshot_id and s.fingerprint = p.fingerprint and s.is_protected
     group by all
 )

@@ -23,5 +23,5 @@ select
             || coalesce(value_length::varchar || '-character ', '') || 'value.'
     end as reason,
     to_json(struct_pack(level, is_protected, is_reference, value_length, values_redacted)) as evidence
-from variable_items
+from owned_variables
 where regexp_matches(name, '(?i)(' || replace($secret_names, ',', '|') || ')')

@@ -14,20 +14,35 @@ with checked as (
     where r.source_type = 'service' and r.source_id is not null
       and c.access is distinct from 'limited'
 ),
+failing as (  -- the few variables referencing an absent service
+    select distinct snapshot_id, level, variable_name, team_id, project_id, environment_id,
+        service_id
+    from checked
+    where not source_exists
+),
 judged as (
     -- grouped on the references' own columns (narrow keys), named after the join below;
-    -- unordered lists sorted afterwards cost far less than ordered aggregates
-    select snapshot_id, level, variable_name, team_id, project_id, environment_id, service_id,
+    -- unordered lists sorted afterwards cost far less than ordered aggregates. Whether the
+    -- variable fails is a key too: the engine's filter on the status then runs before grouping
+    select r.snapshot_id, r.level, r.variable_name, r.team_id, r.project_id, r.environment_id,
+        r.service_id, f.snapshot_id is not null as failing,
         count(*) as refs, count(*) filter (where not source_exists) as missing_count,
         list_sort(list(source_id) filter (where not source_exists)) as missing,
         list_transform(list_sort(list(struct_pack(position, key))), lambda k: k.key) as keys
-    from checked
+    from checked r
+    left join failing f  -- null-safe, like the grouping
+        on f.snapshot_id = r.snapshot_id and f.level is not distinct from r.level
+        and f.variable_name is not distinct from r.variable_name
+        and f.team_id is not distinct from r.team_id
+        and f.project_id is not distinct from r.project_id
+        and f.environment_id is not distinct from r.environment_id
+        and f.service_id is not distinct from r.service_id
     group by all
 )
 select
     r.snapshot_id, 'variable' as resource_type, v.variable_id as resource_id,
     r.variable_name as resource_name, r.team_id, r.project_id, r.environment_id, r.service_id,
-    case when r.missing_count = 0 then 'ok' else 'alarm' end as status,
+    case when r.failing then 'alarm' else 'ok' end as status,
     case when r.missing_count = 0
         then 'Variable ' || r.variable_name || ' references ' || r.refs || ' service(s), all present.'
         else 'Variable ' || r.variable_name || ' references ' || r.missing_count
@@ -35,6 +50,6 @@ select
     end as reason,
     to_json(struct_pack(missing_services := coalesce(r.missing, []), keys := r.keys)) as evidence
 from judged r
-join variable_items v
+join owned_variables v
     on v.snapshot_id = r.snapshot_id and v.level = r.level and v.name = r.variable_name
     and v.owner_id = coalesce(r.service_id, r.environment_id, r.project_id, r.team_id)

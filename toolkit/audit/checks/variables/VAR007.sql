@@ -14,12 +14,20 @@ with secrets as (
       and (coalesce(is_protected, false)
            or regexp_matches(name, '(?i)(' || replace($secret_names, ',', '|') || ')'))
 ),
+mixed as (  -- values held on both sides at some time: few distinct values, fewer rows to pair
+    select fingerprint from secrets
+    group by fingerprint
+    having bool_or(is_production) and bool_or(not is_production)
+),
+candidates as (
+    select * from secrets semi join mixed using (fingerprint)
+),
 shared as (  -- matches are few: aggregate them, then join them to every secret (names sorted)
     select s.snapshot_id, s.variable_id, count(o.variable_id) as matches,
         string_agg(distinct o.environment_name, ', ' order by o.environment_name) as environments,
         list(o.variable_id order by o.variable_id) filter (where o.variable_id is not null) as ids
-    from secrets s
-    join secrets o
+    from candidates s
+    join candidates o
         on o.snapshot_id = s.snapshot_id and o.fingerprint = s.fingerprint
         and o.is_production <> s.is_production
     group by s.snapshot_id, s.variable_id

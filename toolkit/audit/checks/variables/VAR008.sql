@@ -10,7 +10,7 @@ with secrets as (
     select snapshot_id, snapshot_at, variable_id, name, team_id, project_id, environment_id,
         service_id, fingerprint,  -- list functions: no subquery over unnest() per row
         list_max(list_transform(updates, lambda u: try_cast(u as timestamptz))) as last_update
-    from variable_items
+    from owned_variables
     where not coalesce(is_reference, false)
       and (coalesce(is_protected, false)
            or regexp_matches(name, '(?i)(' || replace($secret_names, ',', '|') || ')'))
@@ -21,17 +21,22 @@ first_seen as (  -- a group by, not a window over every row; only values without
     group by variable_id, fingerprint
     having bool_or(last_update is null)
 ),
+limits as (  -- interval arithmetic on a timestamptz is slow: once per snapshot, not per row
+    select snapshot_at, snapshot_at - to_days($max_age_days) as oldest_allowed
+    from (select distinct snapshot_at from secrets)
+),
 aged as (
-    select s.*,
+    select s.*, l.oldest_allowed,
         coalesce(s.last_update, f.fingerprint_seen) as changed_at,
         case when s.last_update is not null then 'updates' else 'first_seen' end as basis
     from secrets s
     left join first_seen f on f.variable_id = s.variable_id and f.fingerprint = s.fingerprint
+    left join limits l on l.snapshot_at = s.snapshot_at
 )
 select
     snapshot_id, 'variable' as resource_type, variable_id as resource_id, name as resource_name,
     team_id, project_id, environment_id, service_id,
-    case when changed_at < snapshot_at - to_days($max_age_days) then 'alarm' else 'ok' end as status,
+    case when changed_at < oldest_allowed then 'alarm' else 'ok' end as status,
     case when basis = 'updates'
         then 'Secret ' || name || ' was last changed ' || date_diff('day', changed_at, snapshot_at)
             || ' days before the snapshot (limit ' || $max_age_days || ').'
