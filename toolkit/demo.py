@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from toolkit.config import Settings
 
-__all__ = ["DEMO_DIR", "DemoOutcome", "Inventory", "run_demo", "walk_inventory"]
+__all__ = ["DEMO_DIR", "DemoOutcome", "Inventory", "run_demo", "snapshot_days", "walk_inventory"]
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def run_demo(
             _tour(console, sim, server.base_url)
         settings = demo_settings(sim, server.base_url, out)
         try:
-            taken, partial = _snapshot_days(console, sim, settings, days=days)
+            taken, partial = snapshot_days(console, sim, settings, days=days)
         finally:
             forget_tokens(settings)
     store = Store.open(settings.store_url)
@@ -124,10 +124,11 @@ def _tour(console: Console, sim: Simulator, base_url: str) -> None:
         sim.set_faults("none")
 
 
-def _snapshot_days(
+def snapshot_days(
     console: Console, sim: Simulator, settings: Settings, *, days: int
 ) -> tuple[int, int]:
-    """One snapshot a simulated day into a fresh store: (snapshots taken, partial ones)."""
+    """One snapshot a simulated day into a fresh store (the :class:`Operator` changing
+    limits on its days): (snapshots taken, partial ones). Tests use it for a history."""
     store_dir = Path(settings.store_url)
     if store_dir.exists():
         shutil.rmtree(store_dir)  # the demo's own folder: every run starts from nothing

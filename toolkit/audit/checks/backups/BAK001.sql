@@ -4,6 +4,7 @@
 -- area: backups
 -- risk: A database with neither a backup schedule nor a backup bucket cannot be restored after a bad migration, a deletion or a lost volume.
 -- remediation: Set a backup schedule and an S3 backup bucket for the database.
+-- history: snapshot
 with judged as (
     select
         *,

@@ -4,6 +4,7 @@
 -- area: backups
 -- risk: With few backups kept, corruption or a bad migration noticed after a few days can no longer be rolled back.
 -- remediation: Raise backup_retention_count to cover at least the time it takes to notice a problem.
+-- history: snapshot
 -- param: min_retention = 7 | databases keeping fewer backups than this are flagged
 with judged as (
     select *, coalesce(backup_retention_count, -1) < $min_retention as too_few

@@ -4,6 +4,7 @@
 -- area: deployments
 -- risk: A configuration change (image, command, resources, health check...) broke the service, and it stays broken until someone connects the two.
 -- remediation: Compare the changed settings with the last working configuration and revert or fix them.
+-- history: all
 with state as (  -- narrow rows (names are joined at the end): the window sorts less
     select
         s.snapshot_id, s.id, n.seq, n.snapshot_at as taken_at,

@@ -4,6 +4,7 @@
 -- area: deployments
 -- risk: The service runs something other than its last good build (a rollback or a broken release), so what is live differs from what the team believes is deployed.
 -- remediation: Find out why the last successful deployment is not live, then redeploy it or the intended release.
+-- history: snapshot
 with judged as (
     select
         *,

@@ -4,6 +4,7 @@
 -- area: deployments
 -- risk: The newest change did not ship (or ships and crashes), so fixes and configuration the team believes are live are not.
 -- remediation: Read the deployment's error and logs, fix the build or launch, and deploy again.
+-- history: snapshot
 with judged as (
     select
         s.*,

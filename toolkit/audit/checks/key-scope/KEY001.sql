@@ -4,6 +4,7 @@
 -- area: key-scope
 -- risk: An admin key can delete environments with their services and volumes and manage access; if it leaks, everything it reaches can be destroyed.
 -- remediation: Use the least role that does the job (viewer for dashboards, editor for deploys) and keep admin keys out of automation.
+-- history: snapshot
 select
     snapshot_id, 'credential' as resource_type, name as resource_id, name as resource_name,
     null::varchar as team_id, null::varchar as project_id, null::varchar as environment_id,

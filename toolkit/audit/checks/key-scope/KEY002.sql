@@ -4,6 +4,7 @@
 -- area: key-scope
 -- risk: A key with access 'all' grows with its creator's access: every new team, project and service is in reach, far beyond what its task needs.
 -- remediation: Limit the key to the teams, projects, environments or services it works on.
+-- history: snapshot
 -- counted per key before joining: the listed resources joined to every reached one would
 -- multiply rows. The reason's count keeps the joined count (reach rows x listed rows).
 with keys as (

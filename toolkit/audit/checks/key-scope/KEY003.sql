@@ -4,6 +4,7 @@
 -- area: key-scope
 -- risk: An editor or admin key that reaches production can deploy, reconfigure or delete live services; a leak from CI or a laptop becomes a production incident.
 -- remediation: Give production its own narrowly limited key, and keep other keys to non-production resources or the viewer role.
+-- history: snapshot
 select
     c.snapshot_id, 'credential' as resource_type, c.name as resource_id, c.name as resource_name,
     null::varchar as team_id, null::varchar as project_id, null::varchar as environment_id,

@@ -4,6 +4,7 @@
 -- area: key-scope
 -- risk: A key that reads variable values of services with protected variables (database passwords, connection URLs) holds those credentials as well.
 -- remediation: Use a viewer key where values are not needed, or limit the key to services without protected variables.
+-- history: snapshot
 with guarded as (
     select snapshot_id, id, len(protected_variables) as protected
     from services where len(protected_variables) > 0

@@ -4,6 +4,7 @@
 -- area: key-scope
 -- risk: A key without a near expiry keeps working long after the person or pipeline that used it has gone, and a leaked copy stays valid.
 -- remediation: Recreate the key with an expiry (the platform's default is 90 days) and rotate it before then.
+-- history: snapshot
 -- param: max_days = 365 | a key expiring more than this many days after the snapshot is flagged
 select
     snapshot_id, 'credential' as resource_type, name as resource_id, name as resource_name,

@@ -4,6 +4,7 @@
 -- area: key-scope
 -- risk: A key nobody uses is a standing credential with no owner watching it; its leak would go unnoticed.
 -- remediation: Revoke the key, or record who needs it and why.
+-- history: snapshot
 -- param: max_idle_days = 90 | a key unused for more than this many days (or never used and older than that) is flagged
 with judged as (
     select *,

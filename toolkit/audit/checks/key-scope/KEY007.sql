@@ -4,6 +4,7 @@
 -- area: key-scope
 -- risk: A key whose scope or role widened silently (a new listed resource, a role upgrade, a creator given more access) now reaches resources nobody reviewed it for.
 -- remediation: Review why the key's reach grew and narrow it back if the change was not intended.
+-- history: previous
 with seqs as (
     select snapshot_id, seq, lag(snapshot_id) over (order by seq) as prev_id
     from snapshots where status in ('complete', 'partial')

@@ -4,6 +4,7 @@
 -- area: key-scope
 -- risk: A credential whose role or scope could not be read is not audited by the other key-scope checks; it may reach anything.
 -- remediation: Read the problems listed, check the credential in the platform's API key settings, and fix or remove it from the configuration.
+-- history: snapshot
 with counted as (
     select c.*, (select count(*) from credential_resources cr
                  where cr.snapshot_id = c.snapshot_id and cr.credential_name = c.name) as listed

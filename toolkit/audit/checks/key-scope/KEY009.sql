@@ -4,6 +4,7 @@
 -- area: key-scope
 -- risk: A key that sees resources outside the scope /users/me claims (or misses ones inside it) makes every other key-scope finding wrong: the real exposure is unknown.
 -- remediation: Recreate the key with the intended scope and report the difference to the platform; until then treat the key as reaching what it was seen to reach.
+-- history: snapshot
 -- Rows exist only for snapshots collected with CrawlOptions(verify_scope=True).
 select
     snapshot_id, 'credential' as resource_type, credential_name as resource_id,

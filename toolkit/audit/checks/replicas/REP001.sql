@@ -4,6 +4,7 @@
 -- area: replicas
 -- risk: A crashing service restarts in a loop and serves errors or nothing at all to its users.
 -- remediation: Read the crash reasons and the replica logs, fix the cause, or roll back to the last successful deployment.
+-- history: snapshot
 with pods as (
     select snapshot_id, service_id, count(*) as pods,
         count(*) filter (where status = 'crashing') as crashing_pods

@@ -4,6 +4,7 @@
 -- area: replicas
 -- risk: A replica killed for running out of memory drops its in-flight requests and work, and it will be killed again under the same load.
 -- remediation: Raise the memory limit above the service's peak usage, or find and fix the leak.
+-- history: snapshot
 -- param: window_days = 7 | OOM kills seen within this many days before a snapshot count
 with oom as (
     select

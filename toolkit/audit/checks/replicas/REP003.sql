@@ -4,6 +4,7 @@
 -- area: replicas
 -- risk: Replicas that keep restarting drop requests on every restart and hide a crash or an OOM that will get worse under load.
 -- remediation: Read the replica events and logs for why the containers exit, and fix the cause.
+-- history: previous
 -- param: min_increase = 5 | restarts added since the previous snapshot that raise an alarm
 with restarts as (
     -- owner ids from the replicas themselves (their any_value costs): replicas are listed

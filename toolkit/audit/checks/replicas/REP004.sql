@@ -4,6 +4,7 @@
 -- area: replicas
 -- risk: With one replica every deployment, restart or node failure takes the production service down.
 -- remediation: Run at least two replicas of every production service (databases aside).
+-- history: snapshot
 -- param: env_pattern = \bprod(uction)?\b | a regular expression on the lower-cased environment name that marks production
 with production as materialized (  -- filtered first: only these services need their health
     select s.snapshot_id, s.id, s.name, s.team_id, s.project_id, s.environment_id, s.replicas,

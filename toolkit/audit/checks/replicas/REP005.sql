@@ -4,6 +4,7 @@
 -- area: replicas
 -- risk: Without a health check the platform routes public traffic to replicas that are starting, hung or broken, and never restarts them.
 -- remediation: Configure an HTTP health check path (or a command) that fails when the service cannot serve.
+-- history: snapshot
 with judged as (
     select
         *,

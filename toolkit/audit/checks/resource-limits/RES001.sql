@@ -4,6 +4,7 @@
 -- area: resource-limits
 -- risk: A busy loop or a burst of traffic in one service can take every core of its node and starve the services beside it.
 -- remediation: Set cpu_limits_millicores to what the service needs at peak, with some headroom.
+-- history: snapshot
 select
     snapshot_id,
     'service' as resource_type,

@@ -4,6 +4,7 @@
 -- area: resource-limits
 -- risk: A memory leak or burst in one service can exhaust the node and evict its neighbours.
 -- remediation: Set memory_limits_megabytes to what the service needs, with some headroom.
+-- history: snapshot
 select
     snapshot_id,
     'service' as resource_type,

@@ -4,6 +4,7 @@
 -- area: resource-limits
 -- risk: Without requests the scheduler reserves nothing for the service, so it lands on crowded nodes and is the first to be evicted under pressure.
 -- remediation: Set cpu_requests_millicores and memory_requests_megabytes to what the service uses at rest.
+-- history: snapshot
 with judged as (
     select
         *,

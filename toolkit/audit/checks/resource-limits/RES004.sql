@@ -4,6 +4,7 @@
 -- area: resource-limits
 -- risk: A request above the limit cannot be honoured: the deployment is refused or silently clamped, and capacity planning counts resources the service can never use.
 -- remediation: Lower the request to at most the limit, or raise the limit to cover the request.
+-- history: snapshot
 with judged as (
     select
         *,

@@ -4,6 +4,7 @@
 -- area: resource-limits
 -- risk: The scheduler packs nodes by requests, so services that burst far beyond them overcommit the node and get throttled or OOM-killed together.
 -- remediation: Raise the requests towards real usage or lower the limits, so limits stay within a few times the requests.
+-- history: snapshot
 -- param: max_ratio = 8 | a limit more than this many times its request is flagged
 with judged as (
     select

@@ -4,6 +4,7 @@
 -- area: resource-limits
 -- risk: The service was killed for running out of memory and still has the same limit, so it will be killed again under the same load.
 -- remediation: Raise memory_limits_megabytes above the service's peak usage, or find and fix the leak.
+-- history: all
 -- param: window_days = 7 | OOM kills seen within this many days before a snapshot count
 with oom as (
     select

@@ -4,6 +4,7 @@
 -- area: security
 -- risk: A privileged container has every capability and the host's devices; a compromise of the service is a compromise of the node and its neighbours.
 -- remediation: Turn privileged off and add only the specific capabilities the service needs.
+-- history: snapshot
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
     team_id, project_id, environment_id, id as service_id,

@@ -4,6 +4,7 @@
 -- area: security
 -- risk: Capabilities such as SYS_ADMIN or NET_ADMIN let a compromised container escape to the node, sniff traffic or load kernel modules.
 -- remediation: Drop the capability, or replace it with a narrower one the service really needs.
+-- history: snapshot
 -- param: dangerous = SYS_ADMIN,NET_ADMIN,SYS_PTRACE,SYS_MODULE,DAC_READ_SEARCH,NET_RAW,ALL | comma-separated capability names (with or without CAP_) that are flagged when added
 with judged as (
     select *,

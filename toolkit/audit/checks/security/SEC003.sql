@@ -4,6 +4,7 @@
 -- area: security
 -- risk: A NodePort opens the service on every node's address, bypassing the platform's routing, TLS and access controls.
 -- remediation: Expose the service through a host (ingress) or keep it internal; remove the NodePort.
+-- history: snapshot
 with nodeports as (
     -- configured and detected ports repeat each other: one row per exposed port
     select distinct snapshot_id, service_id, port, node_port, protocol

@@ -4,6 +4,7 @@
 -- area: templates
 -- risk: A service deployed from an old template version misses its security fixes and configuration changes.
 -- remediation: Update the service to the template's current version, after reading what changed.
+-- history: snapshot
 select
     s.snapshot_id, 'service' as resource_type, s.id as resource_id, s.name as resource_name,
     s.team_id, s.project_id, s.environment_id, s.id as service_id,

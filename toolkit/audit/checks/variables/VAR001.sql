@@ -4,6 +4,7 @@
 -- area: variables
 -- risk: A service that manages a credential it no longer holds fails on its next start, or its users were pointed at a stale copy.
 -- remediation: Recreate the service's managed variable (redeploy or reset the service), or remove the name from its protected variables.
+-- history: snapshot
 with declared as (
     select s.snapshot_id, s.id, s.name, s.team_id, s.project_id, s.environment_id,
         unnest(s.protected_variables) as variable_name

@@ -4,6 +4,7 @@
 -- area: variables
 -- risk: A same-named team, project or environment variable (or a sibling's plain copy) gives other services and ${{...}} references a second, unmanaged value of a credential the service manages.
 -- remediation: Delete the other definitions and reference the managed one as ${{service.<id>.NAME}}.
+-- history: snapshot
 with protected as (
     select snapshot_id, variable_id, name, team_id, project_id, environment_id, service_id
     from owned_variables where level = 'service' and is_protected

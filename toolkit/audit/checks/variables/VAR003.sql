@@ -4,6 +4,7 @@
 -- area: variables
 -- risk: A copied credential is not rotated with the managed one and leaks wherever the copy is readable.
 -- remediation: Replace the copy with a reference ${{service.<id>.NAME}} to the protected variable.
+-- history: snapshot
 -- param: min_length = 8 | values shorter than this many characters are too common to call a copy
 with valued as (  -- one scan for both sides: the plain values, and the protected ones
     select *,

@@ -4,6 +4,7 @@
 -- area: variables
 -- risk: A secret typed into a plain variable is readable by every editor key, copied by hand between environments and never rotated with its source.
 -- remediation: Keep the secret where it is managed (a protected variable of the owning service) and reference it with ${{...}}.
+-- history: snapshot
 -- param: secret_names = passw(or)?d,pwd,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); a variable name matching any of them looks like a secret
 select
     snapshot_id, 'variable' as resource_type, variable_id as resource_id, name as resource_name,

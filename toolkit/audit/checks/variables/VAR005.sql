@@ -4,6 +4,7 @@
 -- area: variables
 -- risk: A service reading an unresolved ${{...}} reference gets an empty or literal value and fails, often only at runtime.
 -- remediation: Create the referenced variable or fix the reference expression.
+-- history: snapshot
 with failing as (  -- the few variables with an unresolved reference
     select distinct snapshot_id, level, variable_name, team_id, project_id, environment_id,
         service_id

@@ -4,6 +4,7 @@
 -- area: variables
 -- risk: A reference to a deleted service resolves to nothing, or to whatever a later service with that id holds; the variable is dead configuration that breaks on the next deploy.
 -- remediation: Point the reference at the service that now holds the value, or delete the variable.
+-- history: snapshot
 with checked as (
     -- only snapshots whose collecting credential sees everything can tell deleted from hidden
     select r.*, exists (select 1 from services s

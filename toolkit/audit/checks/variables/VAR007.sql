@@ -4,6 +4,7 @@
 -- area: variables
 -- risk: Whoever can read a staging or development secret also holds the production one, and rotating one breaks the other.
 -- remediation: Give each environment its own value of the secret, then rotate the production one.
+-- history: snapshot
 -- param: secret_names = passw(or)?d,pwd,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one are secrets
 with secrets as (
     select snapshot_id, variable_id, name, team_id, project_id, environment_id, service_id,

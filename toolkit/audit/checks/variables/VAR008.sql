@@ -4,6 +4,7 @@
 -- area: variables
 -- risk: A long-lived secret has had the longest time to leak through logs, laptops and former staff, and nobody knows whether rotating it still works.
 -- remediation: Rotate the secret and record the rotation; automate it where the owning service allows.
+-- history: all
 -- param: max_age_days = 90 | a secret unchanged for longer than this many days is flagged
 -- param: secret_names = passw(or)?d,pwd,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one are secrets
 with secrets as (

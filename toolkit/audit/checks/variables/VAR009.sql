@@ -4,6 +4,7 @@
 -- area: variables
 -- risk: With values redacted (a viewer key collected the snapshot) copied, shared and stale secrets cannot be seen: VAR003, VAR007 and VAR008 say nothing for this snapshot.
 -- remediation: Collect snapshots with an editor key, so values are fingerprinted (never stored).
+-- history: snapshot
 select
     v.snapshot_id, 'snapshot' as resource_type, 'variable-values' as resource_id,
     'variable values of ' || coalesce(any_value(sn.credential_name), 'the collecting credential')

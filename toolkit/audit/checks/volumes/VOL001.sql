@@ -4,6 +4,7 @@
 -- area: volumes
 -- risk: A full volume makes writes fail: databases stop accepting transactions and applications lose uploads or crash.
 -- remediation: Resize the volume (or clean it up) before it fills; watch its growth.
+-- history: snapshot
 -- param: max_used_pct = 85 | a volume more than this percentage full is flagged
 with judged as (
     select *, 100 * used_gb / capacity_gb as used_pct

@@ -4,6 +4,7 @@
 -- area: volumes
 -- risk: An orphaned volume costs money every day and keeps data (often uploads or dumps) that nobody looks after.
 -- remediation: Attach the volume to the service that needs it, or back it up and delete it.
+-- history: snapshot
 with judged as (
     select
         *,

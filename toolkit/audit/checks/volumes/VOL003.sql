@@ -4,6 +4,7 @@
 -- area: volumes
 -- risk: A resize that does not complete leaves the volume at its old size, usually while it is filling up.
 -- remediation: Check why the resize waits (a restart of the service is often needed) and complete or cancel it.
+-- history: all
 with history as (
     select
         v.*, n.snapshot_at as taken_at,

@@ -4,6 +4,7 @@
 -- area: webhooks
 -- risk: Deployment events and whatever the URL carries travel unencrypted; anyone on the path can read or forge them.
 -- remediation: Point the webhook at an https endpoint.
+-- history: snapshot
 select
     snapshot_id, 'webhook' as resource_type, id as resource_id,
     coalesce(url_host, url, id) as resource_name, team_id, project_id,

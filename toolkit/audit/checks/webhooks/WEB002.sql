@@ -4,6 +4,7 @@
 -- area: webhooks
 -- risk: A password or token in the URL (userinfo or a query value) is readable by everyone who can list webhooks and ends up in proxy and server logs.
 -- remediation: Rotate the exposed credential and authenticate the webhook with a signature or a header instead of the URL.
+-- history: snapshot
 select
     snapshot_id, 'webhook' as resource_type, id as resource_id,
     coalesce(url_host, url, id) as resource_name, team_id, project_id,

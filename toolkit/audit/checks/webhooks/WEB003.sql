@@ -4,6 +4,7 @@
 -- area: webhooks
 -- risk: The platform calls into its own or a private network on every event (server-side request forgery), or the hook silently goes nowhere.
 -- remediation: Point the webhook at a public endpoint meant to receive it, or remove it.
+-- history: snapshot
 with hosts as (
     select *, lower(trim(url_host, '[]')) as host from webhooks where url_host is not null
 ),
