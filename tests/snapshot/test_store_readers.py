@@ -116,6 +116,9 @@ def test_every_view_is_visible_to_the_connections_cursors(
     con = store.duckdb(snapshot_ids=[info.snapshot_id])
     cursor = con.cursor()  # a second session on the same database, as a worker thread uses
     assert cursor.execute("select count(*) from services").fetchall() == [(3,)]
+    # footers are cached for the cursors' queries too (a session setting would not be)
+    setting = "select current_setting('parquet_metadata_cache')"
+    assert cursor.execute(setting).fetchall() == [(True,)]
     assert cursor.execute("select count(*) from webhook_events").fetchall() == [(0,)]
     assert cursor.execute("select count(*) from snapshots_latest").fetchall() == [(1,)]
 
