@@ -143,3 +143,16 @@ def test_a_check_reading_more_history_than_it_says_is_refused(tmp_path: Path) ->
     # the same check without the line reads the whole history and runs
     whole = dataclasses.replace(spec, history="all")
     assert len(run_audit(fixture_connection(history()), checks=[whole]).findings) > 0
+
+
+def test_a_window_works_with_snapshot_ids_read_from_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ids off the strict pattern are never written into SQL: the scopes and the kept
+    # snapshots read them from tables, which both scopes' queries must find.
+    odd = [f"snap-{n}'odd" for n in range(1, 5)]
+    monkeypatch.setattr("toolkit.audit.testing.fixture_snapshot_ids", lambda count: odd[:count])
+    whole = _with_history(engine_catalogue(), {})
+    short = _with_history(whole, {"TST001": "snapshot", "TST002": "snapshot", "TST003": "previous"})
+    expected = run_audit(fixture_connection(history()), checks=whole)
+    got = run_audit(fixture_connection(history()), checks=short)
+    assert got.target.snapshot_id == odd[3]
+    assert _everything(got) == _everything(expected)

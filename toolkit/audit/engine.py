@@ -74,6 +74,8 @@ __all__ = [
 
 CHECK_WORKERS = 2
 """Checks run side by side (each DuckDB query also uses DuckDB's own threads)."""
+_KEPT_TABLE = "main.audit_kept_snapshots"
+"""The kept snapshot ids, when they are not written out (in main: both scopes read it)."""
 ROW_SCHEMA = pa.schema([("check_id", pa.string()), *((c, pa.string()) for c in OUTPUT_COLUMNS)])
 """``audit_details``: a check's output columns as text, after the check's id."""
 _TEXT = pa.dictionary(pa.int32(), pa.string())
@@ -190,7 +192,7 @@ def run_checks(
     full rows of ``keep``, which must judge those snapshots exactly as the first run did.
     """
     ids = sorted(keep)
-    kept = snapshot_filter(con, ids, "audit_kept_snapshots")
+    kept = snapshot_filter(con, ids, _KEPT_TABLE)
     path = search_path(con)
     cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
     for _ in range(max(1, workers)):
@@ -211,7 +213,7 @@ def run_checks(
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit-check") as pool:
         done = list(pool.map(one, catalogue.specs))
-    con.execute("drop table if exists audit_kept_snapshots")  # made only for odd ids
+    con.execute(f"drop table if exists {_KEPT_TABLE}")  # made only for odd ids
     if timings is not None:
         timings.update(
             (spec.id, seconds) for spec, (_, _, seconds) in zip(catalogue.specs, done, strict=True)

@@ -88,7 +88,7 @@ def scoped(
     previous = search_path(con) or "main"
     con.execute(f"drop schema if exists {schema} cascade")  # an earlier scope's
     con.execute(f"create schema {schema}")
-    ids_table = f"{schema}_snapshots"
+    ids_table = f"main.{schema}_snapshots"  # in main: every scope's queries find it
     where = _filter(con, snapshot_ids, ids_table)
     # Names below come from the declared registry, the package's view files and constants,
     # never from user input; the only values are snapshot ids that matched the strict
