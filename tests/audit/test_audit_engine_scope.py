@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pytest
 from engine_world import engine_catalogue, history, write_store
 
@@ -17,8 +18,6 @@ from toolkit.snapshot import SNAPSHOT_TABLES
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pyarrow as pa
 
     from toolkit.audit import AuditResult
 
@@ -156,3 +155,13 @@ def test_a_window_works_with_snapshot_ids_read_from_tables(monkeypatch: pytest.M
     got = run_audit(fixture_connection(history()), checks=short)
     assert got.target.snapshot_id == odd[3]
     assert _everything(got) == _everything(expected)
+
+
+def test_kept_rows_are_the_result_itself_when_it_holds_only_kept_snapshots() -> None:
+    from toolkit.audit.engine import _rows_of
+
+    only_kept = pa.table({"snapshot_id": ["a", "b", "a"], "resource_id": ["x", "y", "z"]})
+    assert _rows_of(only_kept, ["a", "b"]) is only_kept  # no copy (a latest-only audit)
+    mixed = pa.table({"snapshot_id": ["a", "c", None], "resource_id": ["x", "y", "z"]})
+    assert _rows_of(mixed, ["a", "b"]).to_pylist() == [{"snapshot_id": "a", "resource_id": "x"}]
+    assert _rows_of(mixed.slice(2), ["a"]).num_rows == 0  # a null snapshot id is never kept
