@@ -49,6 +49,7 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 _KEY_VAR = "PLATFORM_AUDIT_BENCH_KEY"
 _SKIPPED = {"collection_errors"}  # a clean crawl has none; nothing to evolve
 LATEST_RUNS = 5
+COMPARE_RUNS = 3
 
 
 def main() -> None:
@@ -239,28 +240,36 @@ def measure(store: Store, say: Callable[[str], None]) -> dict[str, Any]:
 
 
 def compare(store: Store, check_id: str, say: Callable[[str], None]) -> dict[str, Any]:
-    """One check in DuckDB and in pandas, each reading its columns from the store."""
+    """One check in DuckDB and in pandas, each reading its columns from the store; run
+    side by side :data:`COMPARE_RUNS` times (DuckDB on a new connection each time), the
+    medians compared."""
     spec = next(s for s in Catalogue.load().specs if s.id == check_id)
-    con = store.duckdb()
-    ensure_views(con)
-    started = time.perf_counter()
-    duck = run_check(con, spec)
-    duckdb_s = time.perf_counter() - started
     load, logic = PANDAS[check_id]
-    started = time.perf_counter()
-    frames = load(store)
-    loaded_s = time.perf_counter() - started
-    result = logic(frames, spec)
-    pandas_s = time.perf_counter() - started
-    same = _rows(duck.to_pandas()) == _rows(result)
+    duckdb_runs, pandas_runs, loads, same = [], [], [], True
+    for _ in range(COMPARE_RUNS):
+        con = store.duckdb()
+        ensure_views(con)
+        started = time.perf_counter()
+        duck = run_check(con, spec)
+        duckdb_runs.append(time.perf_counter() - started)
+        con.close()
+        started = time.perf_counter()
+        frames = load(store)
+        loads.append(time.perf_counter() - started)
+        result = logic(frames, spec)
+        pandas_runs.append(time.perf_counter() - started)
+        same = same and _rows(duck.to_pandas()) == _rows(result)
+    duckdb_s, pandas_s = statistics.median(duckdb_runs), statistics.median(pandas_runs)
     say(f"{check_id}: duckdb {duckdb_s:.2f} s, pandas {pandas_s:.2f} s, same rows: {same}")
     return {
         "check": check_id,
         "rows": duck.num_rows,
         "duckdb_s": round(duckdb_s, 3),
         "pandas_s": round(pandas_s, 3),
-        "pandas_compute_only_s": round(pandas_s - loaded_s, 3),
+        "pandas_compute_only_s": round(pandas_s - statistics.median(loads), 3),
         "ratio": round(pandas_s / duckdb_s, 1),
+        "duckdb_runs_s": [round(t, 3) for t in duckdb_runs],
+        "pandas_runs_s": [round(t, 3) for t in pandas_runs],
         "same_rows": same,
     }
 
