@@ -21,6 +21,7 @@ machine: all checks <= 15 s, latest-only <= 2 s, DuckDB >= 5x faster than pandas
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -245,25 +246,30 @@ def compare(store: Store, check_id: str, say: Callable[[str], None]) -> dict[str
     medians compared."""
     spec = next(s for s in Catalogue.load().specs if s.id == check_id)
     load, logic = PANDAS[check_id]
-    duckdb_runs, pandas_runs, loads, same = [], [], [], True
+    duckdb_runs, pandas_runs, loads, same, rows = [], [], [], True, 0
     for _ in range(COMPARE_RUNS):
+        gc.collect()  # each side starts with the other's results freed
         con = store.duckdb()
         ensure_views(con)
         started = time.perf_counter()
         duck = run_check(con, spec)
         duckdb_runs.append(time.perf_counter() - started)
         con.close()
+        duck_rows, rows = _rows(duck.to_pandas()), duck.num_rows
+        del duck
+        gc.collect()
         started = time.perf_counter()
         frames = load(store)
         loads.append(time.perf_counter() - started)
         result = logic(frames, spec)
         pandas_runs.append(time.perf_counter() - started)
-        same = same and _rows(duck.to_pandas()) == _rows(result)
+        same = same and duck_rows == _rows(result)
+        del frames, result, duck_rows
     duckdb_s, pandas_s = statistics.median(duckdb_runs), statistics.median(pandas_runs)
     say(f"{check_id}: duckdb {duckdb_s:.2f} s, pandas {pandas_s:.2f} s, same rows: {same}")
     return {
         "check": check_id,
-        "rows": duck.num_rows,
+        "rows": rows,
         "duckdb_s": round(duckdb_s, 3),
         "pandas_s": round(pandas_s, 3),
         "pandas_compute_only_s": round(pandas_s - statistics.median(loads), 3),
