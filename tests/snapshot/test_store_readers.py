@@ -171,3 +171,13 @@ def test_table_views_show_visible_selected_snapshots_whatever_their_number_and_i
         assert _views_over(ids, statuses, chosen) == visible & set(chosen)
     odd = ["snap-a", "snap-b'; drop table x; --", "snap-c"]  # not the strict id pattern
     assert _views_over(odd, ["complete", "complete", "failed"], None) == set(odd[:2])
+
+
+def test_only_strict_snapshot_ids_become_sql_literals() -> None:
+    from toolkit.snapshot import id_list_literal, new_snapshot_id
+
+    a, b = new_snapshot_id(), new_snapshot_id()
+    assert id_list_literal([a, b]) == f"'{a}', '{b}'"
+    assert id_list_literal([]) == "null"
+    assert id_list_literal([a, "x'); drop table services; --"]) is None
+    assert id_list_literal([a.upper()]) is None  # the store writes lower case only

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolkit.audit.check_run import VIEWS, install_views
-from toolkit.snapshot import SNAPSHOT_TABLES, is_snapshot_id
+from toolkit.snapshot import SNAPSHOT_TABLES, id_list_literal
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -153,8 +153,8 @@ def snapshot_filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str],
     ``table`` (a name from this package, never user input; not temporary, so the
     connection's cursors see it too) and read from there. The caller drops it.
     """
-    if all(is_snapshot_id(i) for i in snapshot_ids):
-        literals = ", ".join(f"'{i}'" for i in snapshot_ids) or "null"
+    literals = id_list_literal(snapshot_ids)
+    if literals is not None:
         return f"snapshot_id in ({literals})"
     con.execute(f"create or replace table {table} (snapshot_id varchar)")
     con.executemany(f"insert into {table} values (?)", [[i] for i in snapshot_ids])  # noqa: S608 - a constant name

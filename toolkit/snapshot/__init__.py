@@ -36,7 +36,7 @@ from toolkit.snapshot.schema import (
     UnknownTableError,
 )
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES, table
-from toolkit.snapshot.snapshot_ids import is_snapshot_id, new_snapshot_id
+from toolkit.snapshot.snapshot_ids import id_list_literal, is_snapshot_id, new_snapshot_id
 from toolkit.snapshot.snapshot_info import SnapshotInfo
 
 if TYPE_CHECKING:
@@ -93,6 +93,7 @@ __all__ = [
     "chain_hash",
     "content_hash",
     "content_hash_of_digests",
+    "id_list_literal",
     "is_snapshot_id",
     "new_snapshot_id",
     "row_digests",

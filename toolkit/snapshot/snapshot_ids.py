@@ -15,10 +15,14 @@ import secrets
 import time
 import uuid
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from toolkit.errors import UnsafeIdError
 
-__all__ = ["id_created_at", "is_snapshot_id", "new_snapshot_id", "require_id"]
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["id_created_at", "id_list_literal", "is_snapshot_id", "new_snapshot_id", "require_id"]
 
 _PATTERN = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\Z")
 
@@ -37,6 +41,16 @@ def new_snapshot_id(now_ms: int | None = None) -> str:
 def is_snapshot_id(value: object) -> bool:
     """Whether ``value`` is a lower-case UUIDv7 string, the only form the store writes."""
     return isinstance(value, str) and _PATTERN.match(value) is not None
+
+
+def id_list_literal(values: Iterable[str]) -> str | None:
+    """``'a', 'b'`` (``null`` for none): SQL literals for an ``in (...)`` list, or None if
+    any value is not a snapshot id. Only ids of the strict pattern are ever written as SQL
+    text; callers read other values from a table instead."""
+    ids = list(values)
+    if not all(is_snapshot_id(i) for i in ids):
+        return None
+    return ", ".join(f"'{i}'" for i in ids) or "null"
 
 
 def require_id(value: object) -> str:

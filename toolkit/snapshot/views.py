@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
-from toolkit.snapshot.snapshot_ids import is_snapshot_id
+from toolkit.snapshot.snapshot_ids import id_list_literal
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
@@ -136,9 +136,10 @@ def _visible_filter(snapshots: pa.Table, snapshot_ids: Collection[str] | None) -
         )
         if status in VISIBLE_STATUSES and (wanted is None or i in wanted)
     )
-    if len(ids) > _MAX_LITERAL_IDS or not all(is_snapshot_id(i) for i in ids):
+    literals = id_list_literal(ids) if len(ids) <= _MAX_LITERAL_IDS else None
+    if literals is None:
         return "snapshot_id IN (SELECT snapshot_id FROM _visible_snapshots)"
-    return "snapshot_id IN (" + (", ".join(f"'{i}'" for i in ids) or "NULL") + ")"
+    return f"snapshot_id IN ({literals})"
 
 
 _MAX_LITERAL_IDS = 16
