@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import write_deltalake
 from store_harness import T0, WriteSnapshot, fetch
 
-from toolkit.snapshot import SNAPSHOT_TABLES, TABLES, Store
+from toolkit.snapshot import SNAPSHOT_TABLES, TABLES, Store, views
+
+if TYPE_CHECKING:
+    import pytest
 
 
 def _readers(store: Store) -> dict[str, str]:
@@ -74,6 +78,28 @@ def test_files_written_before_a_column_was_declared_read_it_as_null(
     view = con.sql("select * from services").to_arrow_table()
     assert view.schema.names == TABLES["services"].arrow_schema.names
     assert pc.all(pc.is_valid(view.column("name"))).as_py()
+
+
+def test_a_new_connection_reads_only_the_footers_of_files_it_has_not_seen(
+    store: Store, write_snapshot: WriteSnapshot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_snapshot(store, at=T0, version=0)
+    store.duckdb()  # the column names of every file are known from here on
+    seen = {key[0] for key in views._FILE_NAMES}
+    read: list[str] = []
+    remember = views._remember
+
+    def counted(path: str, names: frozenset[str]) -> frozenset[str]:
+        read.append(path)
+        return remember(path, names)
+
+    monkeypatch.setattr(views, "_remember", counted)
+    store.duckdb()
+    assert read == []
+    write_snapshot(store, at=T0 + timedelta(hours=1), version=1)
+    con = store.duckdb()
+    assert read and not set(read) & seen  # only the new snapshot's files
+    assert con.execute("select count(distinct snapshot_id) from services").fetchall() == [(2,)]
 
 
 def test_new_tables_checkpoint_every_ten_commits_and_compact_checkpoints_old_ones(
