@@ -5,18 +5,23 @@
 -- risk: A configuration change (image, command, resources, health check...) broke the service, and it stays broken until someone connects the two.
 -- remediation: Compare the changed settings with the last working configuration and revert or fix them.
 -- history: all
-with state as (  -- narrow rows (names are joined at the end): the window sorts less
+with judged as (  -- narrow rows (names are joined at the end)
     select
         s.snapshot_id, s.id, n.seq, n.snapshot_at as taken_at,
         coalesce(h.health = 'crashing' or s.current_deployment_status = 'crashing', false)
-            as crashing,
-        lag(crashing) over w as was_crashing,
-        -- the configuration a crash is compared with: two snapshots back, else one
-        coalesce(lag(s.snapshot_id, 2) over w, lag(s.snapshot_id) over w) as base_snapshot_id
+            as crashing
     from services as s
     join snapshots as n using (snapshot_id)
     left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
-    window w as (partition by s.id order by n.seq)
+),
+state as (  -- only services that ever crash need their history sorted: whole partitions
+    select *,
+        lag(crashing) over w as was_crashing,
+        -- the configuration a crash is compared with: two snapshots back, else one
+        coalesce(lag(snapshot_id, 2) over w, lag(snapshot_id) over w) as base_snapshot_id
+    from judged
+    semi join (select id from judged where crashing) as c using (id)
+    window w as (partition by id order by seq)
 ),
 streaks as (  -- crashing rows only (few): the start of the streak each one belongs to
     select snapshot_id, id,
@@ -65,7 +70,7 @@ select
     end) as reason,
     to_json(struct_pack(crash_started := b.taken_at, changed := b.changed,
         hash_before := md5(b.base), hash_after := md5(b.cfg))) as evidence
-from state as s
+from judged as s
 join services as v on v.snapshot_id = s.snapshot_id and v.id = s.id
 left join streaks as k on k.snapshot_id = s.snapshot_id and k.id = s.id
 left join changes as b on b.id = s.id and b.seq = k.start_seq and s.crashing

@@ -22,7 +22,10 @@ with oom as (
 limits as (  -- the limit at each OOM kill: only the few killed services take the as-of join
     select o.*, b.memory_limits_megabytes as limit_then
     from oom as o
-    asof left join services as b on b.id = o.service_id and o.oom_at >= b.snapshot_at
+    -- only the killed services' history can match: the as-of join sorts that, not all of it
+    asof left join (select id, snapshot_at, memory_limits_megabytes from services
+                    semi join (select service_id as id from oom) as k using (id)) as b
+        on b.id = o.service_id and o.oom_at >= b.snapshot_at
 ),
 judged as (
     select

@@ -5,12 +5,18 @@
 -- risk: A resize that does not complete leaves the volume at its old size, usually while it is filling up.
 -- remediation: Check why the resize waits (a restart of the service is often needed) and complete or cancel it.
 -- history: all
-with history as (
-    select
-        v.*, n.snapshot_at as taken_at,
-        sum(if(coalesce(v.is_pending_resize, false), 0, 1))
-            over (partition by v.id order by n.seq) as streak
+with dated as (
+    select v.*, n.snapshot_at as taken_at, n.seq
     from volumes as v join snapshots as n using (snapshot_id)
+),
+history as (  -- only volumes that were ever pending need their history sorted
+    select * exclude (seq),
+        sum(if(coalesce(is_pending_resize, false), 0, 1)) over (partition by id order by seq)
+            as streak
+    from dated semi join (select id from dated where is_pending_resize) as p using (id)
+    union all  -- the others match no pending streak whatever their number
+    select * exclude (seq), null
+    from dated anti join (select id from dated where is_pending_resize) as p using (id)
 ),
 pending as (  -- when each streak's resize was first seen: few rows, grouped, not windowed
     select id, streak, min(taken_at) as since
