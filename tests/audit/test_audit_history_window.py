@@ -6,7 +6,9 @@ rotations and deployments between them, and the demo's operator squeezes a memor
 into OOM kills and a crash loop) are audited twice: with the checks as they ship, where the
 engine reads the judged rows of those checks in a window of a few snapshots, and with every
 check forced to read the whole history. Rows, details, findings and resolve times must be
-the same, and the engine's own guard must not refuse any built-in check.
+the same, and the engine's own guard must not refuse any built-in check. A latest-only
+audit of the store (its connection opens only the window's files) must also judge like one
+of a connection to the whole store.
 """
 
 from __future__ import annotations
@@ -69,5 +71,19 @@ def test_a_window_judges_like_the_whole_history(store: Store, compare_to: int | 
     compare = None if compare_to is None else ids[compare_to]
     got = run_audit(store, checks=shipped, compare_to=compare)
     expected = run_audit(store, checks=whole, compare_to=compare)
+    assert _everything(got) == _everything(expected)
+    assert got.details.num_rows > 0 and len(got.findings) > 0
+
+
+@pytest.mark.parametrize("compare_to", [None, 1], ids=["previous", "second"])
+def test_a_latest_only_audit_of_the_store_judges_like_one_of_a_connection(
+    store: Store, compare_to: int | None
+) -> None:
+    # The store's own latest-only connection opens only the window's files and its scope
+    # limits only `snapshots`; a connection to the whole store is limited by the scope.
+    ids = [s.snapshot_id for s in store.snapshots()]
+    compare = None if compare_to is None else ids[compare_to]
+    got = run_audit(store, latest_only=True, compare_to=compare)
+    expected = run_audit(store.duckdb(), latest_only=True, compare_to=compare)
     assert _everything(got) == _everything(expected)
     assert got.details.num_rows > 0 and len(got.findings) > 0

@@ -120,7 +120,8 @@ def run_audit(
     window = _window(committed, target, compare) if latest_only else None
     ids = [s.snapshot_id for s in window] if window is not None else None
     plan = plan_scope(catalogue.specs, _row_counts(con, ids), _readers(con))
-    with scoped(con, ids, plan):
+    # A store's latest-only connection already shows only those snapshots (_connection).
+    with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
         keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
         split = None if latest_only else _split_window(committed, target, compare)
         with _window_scope(con, catalogue.specs, split) as window_path:
