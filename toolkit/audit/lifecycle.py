@@ -62,7 +62,11 @@ join snapshots n on n.snapshot_id = k.snapshot_id and n.status in ('complete', '
 
 _FINDINGS_SQL = """
 create or replace temp table audit_findings as
-with per_finding as (
+with stated_pairs as (  -- only a finding in alarm at T or C has a state: the others (most
+    -- rows of a latest-only audit are ok) are not grouped
+    select distinct c, r from audit_judged where alarm and (seq = $target or seq = $compare)
+),
+per_finding as (
     select
         c,
         r,
@@ -73,7 +77,7 @@ with per_finding as (
         min(snapshot_at) filter (where alarm) as first_seen,
         max(snapshot_at) filter (where alarm) as last_seen,
         arg_max(s, seq) filter (where seq = $target or seq = $compare) as s
-    from audit_judged
+    from audit_judged semi join stated_pairs using (c, r)
     where seq <= $target
     group by c, r
 ),
