@@ -89,9 +89,9 @@ def test_a_new_connection_reads_only_the_footers_of_files_it_has_not_seen(
     read: list[str] = []
     remember = views._remember
 
-    def counted(path: str, names: frozenset[str]) -> frozenset[str]:
-        read.append(path)
-        return remember(path, names)
+    def counted(key: tuple[str, int, int] | None, names: frozenset[str]) -> frozenset[str]:
+        read.append(key[0] if key else "?")
+        return remember(key, names)
 
     monkeypatch.setattr(views, "_remember", counted)
     store.duckdb()

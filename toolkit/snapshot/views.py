@@ -194,7 +194,8 @@ def _register_files(
 def _have_columns(con: duckdb.DuckDBPyConnection, paths: list[str], names: list[str]) -> bool:
     """Whether each file has each of ``names``. A file's footer is read once per process
     (and DuckDB keeps it for the connection's queries): see :data:`_FILE_NAMES`."""
-    known = {path: _known_names(path) for path in paths}
+    keys = {path: _file_key(path) for path in paths}
+    known = {path: None if key is None else _FILE_NAMES.get(key) for path, key in keys.items()}
     unknown = [path for path, listed in known.items() if listed is None]
     if unknown:
         rows = con.execute(
@@ -202,7 +203,7 @@ def _have_columns(con: duckdb.DuckDBPyConnection, paths: list[str], names: list[
             {"paths": unknown},
         ).fetchall()
         for path, listed in rows:
-            known[str(path)] = _remember(str(path), frozenset(str(n) for n in listed))
+            known[str(path)] = _remember(keys.get(str(path)), frozenset(str(n) for n in listed))
     wanted = set(names)
     return all(listed is not None and wanted <= listed for listed in known.values())
 
@@ -214,13 +215,7 @@ one) reads no footer again: 0.4 s for the 1,800 files of a 90-snapshot store."""
 _MAX_KNOWN_FILES = 200_000
 
 
-def _known_names(path: str) -> frozenset[str] | None:
-    key = _file_key(path)
-    return None if key is None else _FILE_NAMES.get(key)
-
-
-def _remember(path: str, names: frozenset[str]) -> frozenset[str]:
-    key = _file_key(path)
+def _remember(key: tuple[str, int, int] | None, names: frozenset[str]) -> frozenset[str]:
     if key is not None:
         if len(_FILE_NAMES) >= _MAX_KNOWN_FILES:  # a long session over many stores
             _FILE_NAMES.clear()
