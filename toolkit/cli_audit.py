@@ -84,7 +84,7 @@ def audit_command(
     try:
         settings = load_settings(config, store_url=store)
         result = run_audit(
-            Store.open(settings.store_url),
+            Store.open(settings.store_url, create=False),
             settings=settings,
             snapshot=snapshot,
             compare_to=compare_to,
@@ -134,7 +134,10 @@ def diff_command(
     try:
         settings = load_settings(config, store_url=store)
         change = diff_snapshots(
-            Store.open(settings.store_url), before=before, after=after, settings=settings
+            Store.open(settings.store_url, create=False),
+            before=before,
+            after=after,
+            settings=settings,
         )
     except (ConfigError, CheckDefinitionError, AuditError) as exc:
         raise _fail(str(exc), _exit_code("CONFIG")) from None

@@ -77,8 +77,7 @@ def report_command(
         raise _fail(f"--format must be one of {', '.join(_FORMATS)}, not {format!r}", "CONFIG")
     try:
         settings = load_settings(config, store_url=store)
-        _require_store(settings.store_url)
-        opened = Store.open(settings.store_url)
+        opened = Store.open(settings.store_url, create=False)
         target = out if out is not None else (DEFAULT_HTML_OUT if format == "html" else None)
         text = render_report(
             opened,
@@ -97,18 +96,6 @@ def report_command(
     except OSError as exc:
         raise _fail(f"cannot write the report: {exc}; choose another --out", "CONFIG") from None
     err.print(Text(f"wrote {format} report to {target}"))
-
-
-def _require_store(url: str) -> None:
-    """A local store folder must exist: opening one would create an empty store."""
-    if "://" in url and not url.startswith("file://"):
-        return
-    path = Path(url.removeprefix("file://")).expanduser()
-    if not (path / "snapshots").exists():
-        raise ConfigError(
-            f"no snapshot store at {path}: take a snapshot first (`platform-audit snapshot "
-            "--store ...`) or pass --store with the store's folder"
-        )
 
 
 def _fail(message: str, code: str) -> typer.Exit:

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from toolkit.cli_options import StoreOpt
-from toolkit.snapshot import DEFAULT_STORE, RetentionPolicy, Store
+from toolkit.snapshot import DEFAULT_STORE, RetentionPolicy, Store, StoreNotFound
 
 if TYPE_CHECKING:
     import duckdb
@@ -43,7 +43,16 @@ def resolve_store_url(store: str | None) -> str:
 
 
 def _open(store: str | None) -> Store:
-    return Store.open(resolve_store_url(store))
+    """The existing store (every command here reads or maintains one; none creates it)."""
+    try:
+        return Store.open(resolve_store_url(store), create=False)
+    except StoreNotFound as exc:
+        from rich.text import Text
+
+        from toolkit.cli import ExitCode  # the command line imports this module
+
+        err.print(Text.assemble(("error: ", "bold red"), str(exc)))
+        raise typer.Exit(int(ExitCode.CONFIG)) from None
 
 
 def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:

@@ -13,6 +13,8 @@ part 7 and every network failure). Everything else a user can run into lands her
      ├── ScheduleError         the scheduled job cannot go on (``platform-audit schedule``)
      │    └── LockHeld           another job holds the store's lock (names it and since when)
      └── StoreError              anything the store refuses or cannot do
+          ├── StoreNotFound        no store where a reading command was pointed (also a
+          │                        ConfigError: the path setting is what is wrong)
           ├── SchemaMismatchError  rows do not fit a table's declared schema (names table
           │                        and column); extra keys are a programming error
           ├── WriterStateError     a writer used after commit, or for the snapshots table
@@ -34,6 +36,7 @@ __all__ = [
     "ScheduleError",
     "SchemaMismatchError",
     "StoreError",
+    "StoreNotFound",
     "ToolkitError",
     "UnsafeIdError",
     "WaiverError",
@@ -104,6 +107,11 @@ class LockHeld(ScheduleError):
 
 class StoreError(ToolkitError):
     """Base class of the store's errors."""
+
+
+class StoreNotFound(StoreError, ConfigError):
+    """No store at the folder a reading command was given; opening it would have created
+    an empty one, and a mistyped path would have read as a store with no snapshot."""
 
 
 class SchemaMismatchError(StoreError):

@@ -72,3 +72,35 @@ def test_store_url_comes_from_flag_env_or_default(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("PLATFORM_AUDIT_STORE", "s3://bucket/prefix")
     assert resolve_store_url(None) == "s3://bucket/prefix"
     assert resolve_store_url("elsewhere") == "elsewhere"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["audit"],
+        ["diff"],
+        ["report", "--format", "json"],
+        ["sql", "select 1"],
+        *(["store", name] for name in ("ls", "verify", "gc", "compact", "vacuum", "retain")),
+    ],
+    ids=lambda command: " ".join(command[:2]),
+)
+def test_a_command_pointed_at_no_store_says_so_and_creates_nothing(
+    tmp_path: Path, command: list[str]
+) -> None:
+    from toolkit.cli import ExitCode, app
+
+    missing = tmp_path / "mistyped" / "store"
+    result = runner.invoke(app, [*command, "--store", str(missing)])
+    assert result.exit_code == ExitCode.CONFIG, result.output
+    assert f"no snapshot store at {missing}" in " ".join(result.stderr.split())
+    assert not (tmp_path / "mistyped").exists(), "a reading command must not create a store"
+
+
+def test_open_without_create_refuses_a_folder_that_holds_no_store(tmp_path: Path) -> None:
+    from toolkit.snapshot import StoreNotFound
+
+    with pytest.raises(StoreNotFound, match="platform-audit snapshot"):
+        Store.open(tmp_path, create=False)  # exists, but no snapshot was ever written there
+    Store.open(tmp_path / "new")  # the default creates, as the snapshot command needs
+    assert (tmp_path / "new").is_dir()

@@ -18,7 +18,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolkit._lazy import lazy_exports
-from toolkit.errors import SchemaMismatchError, StoreError, UnsafeIdError, WriterStateError
+from toolkit.errors import (
+    SchemaMismatchError,
+    StoreError,
+    StoreNotFound,
+    UnsafeIdError,
+    WriterStateError,
+)
 from toolkit.snapshot.content_hash import (
     CONTENT_HASH_VERSION,
     canonical_rows,
@@ -83,6 +89,7 @@ __all__ = [
     "SnapshotWriter",
     "Store",
     "StoreError",
+    "StoreNotFound",
     "Table",
     "UnknownTableError",
     "UnsafeIdError",

@@ -31,6 +31,7 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
+from toolkit.errors import StoreNotFound
 from toolkit.snapshot.schema_tables import TABLES
 from toolkit.snapshot.snapshot_ids import new_snapshot_id
 from toolkit.snapshot.snapshot_info import SnapshotInfo
@@ -65,15 +66,31 @@ class Store:
 
     @classmethod
     def open(
-        cls, url: str | Path = DEFAULT_STORE, *, storage_options: Mapping[str, str] | None = None
+        cls,
+        url: str | Path = DEFAULT_STORE,
+        *,
+        storage_options: Mapping[str, str] | None = None,
+        create: bool = True,
     ) -> Store:
-        """Open (creating on first write) the store at a folder or ``s3://bucket/prefix``."""
+        """Open the store at a folder or ``s3://bucket/prefix``.
+
+        A local folder is created when missing, unless ``create`` is false: commands that
+        only read pass that, so a mistyped path raises :class:`StoreNotFound` instead of
+        reading as a new, empty store (S3 prefixes are not checked: listing one costs a
+        request, and an empty prefix is refused later as having no snapshot).
+        """
         text = os.fspath(url)
         if "://" in text and not text.startswith("file://"):
             options = dict(_S3_DEFAULTS) if text.startswith(("s3://", "s3a://")) else {}
             options.update(storage_options or {})
             return cls(text, options)
         path = Path(text.removeprefix("file://")).expanduser().resolve()
+        if not create and not (path / "snapshots" / "_delta_log").is_dir():
+            raise StoreNotFound(
+                f"no snapshot store at {path}: give the folder a snapshot was written to "
+                "(--store, $PLATFORM_AUDIT_STORE or store_url in the configuration), or take "
+                "a snapshot first: platform-audit snapshot"
+            )
         path.mkdir(parents=True, exist_ok=True)
         return cls(str(path), dict(storage_options or {}))
 
