@@ -1,0 +1,85 @@
+"""The audit benchmark's pandas versions compute what the checks compute.
+
+``benchmarks/audit.py`` times three checks against the same logic in pandas and says
+whether the two built the same rows. A check's text can change without anyone running the
+benchmark; this builds a small store with the benchmark's own builder (a real crawl of a
+served simulator, then simulated days) and requires the same rows, text included.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from toolkit.audit import Catalogue, run_check
+from toolkit.audit.check_run import ensure_views
+from toolkit.snapshot import Store
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+BENCHMARK = "benchmarks/audit.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    path = Path(__file__).resolve().parents[2] / BENCHMARK
+    spec = importlib.util.spec_from_file_location("audit_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and typing resolve through it
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def store(bench: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Store:
+    folder = tmp_path_factory.mktemp("bench") / "audit-40x4"
+    try:
+        bench.ensure_store(folder, 40, 4, 7, False, lambda _: None)
+    finally:
+        os.environ.pop(bench._KEY_VAR, None)  # the crawl's simulator key, set for the crawl
+    return Store.open(folder / "store", create=False)
+
+
+@pytest.mark.parametrize("check_id", ["RES002", "RES005", "REP003"])
+def test_pandas_version_builds_the_rows_of_the_check(
+    bench: ModuleType, store: Store, check_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert check_id in bench.PANDAS, "the benchmark compares this check"
+    monkeypatch.setattr(bench, "COMPARE_RUNS", 1)
+    figures: dict[str, Any] = bench.compare(store, check_id, lambda _: None)
+    assert figures["rows"] == 160  # 40 services, 4 snapshots
+    assert figures["same_rows"] is True
+
+
+def test_the_small_store_judges_both_ways(bench: ModuleType, store: Store) -> None:
+    """Equal rows prove little if every row says the same: the data must hold alarms."""
+    con = store.duckdb()
+    ensure_views(con)
+    specs = {s.id: s for s in Catalogue.load().specs}
+    for check_id in ("RES002", "REP003"):
+        statuses = set(run_check(con, specs[check_id]).column("status").to_pylist())
+        assert statuses == {"alarm", "ok"}, check_id
+
+
+def test_a_changed_reason_is_caught(
+    bench: ModuleType, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The comparison reads the text: a pandas side that words one reason differently fails."""
+    monkeypatch.setattr(bench, "COMPARE_RUNS", 1)
+    load, logic = bench.PANDAS["RES002"]
+
+    def reworded(frames: dict[str, Any], spec: Any) -> Any:
+        rows = logic(frames, spec)
+        rows.loc[rows.index[0], "reason"] = rows["reason"].iloc[0] + " "
+        return rows
+
+    monkeypatch.setitem(bench.PANDAS, "RES002", (load, reworded))
+    figures = bench.compare(store, "RES002", lambda _: None)
+    assert figures["same_rows"] is False
