@@ -2,7 +2,8 @@
 
 ``store_app`` is a typer sub-app (``ls``, ``verify``, ``gc``, ``compact``, ``vacuum``,
 ``retain``); :func:`sql_command` runs one query over the store's DuckDB views. Every
-command takes ``--store URL`` (default ``$PLATFORM_AUDIT_STORE``, else ``data/store``).
+command takes ``--store URL`` (default ``$PLATFORM_AUDIT_STORE``, else the configuration
+file's ``[store] url``, else ``data/store``), and refuses a folder that holds no store.
 S3 settings come from the usual ``AWS_*`` environment variables.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -20,15 +20,15 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from toolkit.cli_options import StoreOpt
-from toolkit.snapshot import DEFAULT_STORE, RetentionPolicy, Store, StoreNotFound
+from toolkit.config import load_settings
+from toolkit.errors import ConfigError
+from toolkit.snapshot import RetentionPolicy, Store
 
 if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
 __all__ = ["resolve_store_url", "sql_command", "store_app"]
-
-ENV_STORE = "PLATFORM_AUDIT_STORE"
 
 store_app = typer.Typer(
     help="Inspect and maintain the snapshot store.", no_args_is_help=True, add_completion=False
@@ -38,15 +38,17 @@ err = Console(stderr=True)
 
 
 def resolve_store_url(store: str | None) -> str:
-    """The store URL from ``--store``, else ``$PLATFORM_AUDIT_STORE``, else the default."""
-    return store or os.environ.get(ENV_STORE) or DEFAULT_STORE
+    """The store URL in the order every command uses: ``--store``, else
+    ``$PLATFORM_AUDIT_STORE``, else ``[store] url`` of the configuration file
+    (``$PLATFORM_AUDIT_CONFIG`` or ``./platform-audit.toml``), else ``data/store``."""
+    return load_settings(store_url=store).store_url
 
 
 def _open(store: str | None) -> Store:
     """The existing store (every command here reads or maintains one; none creates it)."""
     try:
         return Store.open(resolve_store_url(store), create=False)
-    except StoreNotFound as exc:
+    except ConfigError as exc:  # a malformed configuration file, or StoreNotFound
         from rich.text import Text
 
         from toolkit.cli import ExitCode  # the command line imports this module

@@ -66,12 +66,33 @@ def test_sql_command_formats(
         sql_command(query, store.url, "xml")
 
 
-def test_store_url_comes_from_flag_env_or_default(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_store_url_comes_from_flag_env_config_or_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no platform-audit.toml here
     monkeypatch.delenv("PLATFORM_AUDIT_STORE", raising=False)
+    monkeypatch.delenv("PLATFORM_AUDIT_CONFIG", raising=False)
     assert resolve_store_url(None) == "data/store"
+    config = tmp_path / "platform-audit.toml"
+    config.write_text('[store]\nurl = "from-the-file"\n', encoding="utf-8")
+    assert resolve_store_url(None) == "from-the-file"  # as `audit` and `report` read it
     monkeypatch.setenv("PLATFORM_AUDIT_STORE", "s3://bucket/prefix")
     assert resolve_store_url(None) == "s3://bucket/prefix"
     assert resolve_store_url("elsewhere") == "elsewhere"
+
+
+def test_a_malformed_configuration_file_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from toolkit.cli import ExitCode, app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PLATFORM_AUDIT_STORE", raising=False)
+    monkeypatch.delenv("PLATFORM_AUDIT_CONFIG", raising=False)
+    (tmp_path / "platform-audit.toml").write_text("[store\n", encoding="utf-8")
+    result = runner.invoke(app, ["store", "ls"])
+    assert result.exit_code == ExitCode.CONFIG, result.output
+    assert "platform-audit.toml" in " ".join(result.stderr.split())
 
 
 @pytest.mark.parametrize(
