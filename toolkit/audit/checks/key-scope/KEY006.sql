@@ -6,6 +6,10 @@
 -- remediation: Revoke the key, or record who needs it and why.
 -- history: snapshot
 -- param: max_idle_days = 90 | a key unused for more than this many days (or never used and older than that) is flagged
+-- Keys are read through /users/me with their own token. A platform that counts that call as
+-- a use (the simulator stamps last_used_at before it answers) shows every key the crawl
+-- reads as used at the snapshot, so this check can only flag keys whose platform reports
+-- the use before the current call; api-facts.md leaves open which one a platform does.
 with judged as (
     select *,
         coalesce(last_used_at, created_at) < snapshot_at - to_days($max_idle_days) as idle
