@@ -23,7 +23,10 @@ StoreOpt = Annotated[
     str | None,
     typer.Option(
         "--store",
-        help="Store folder or s3://bucket/prefix; else $PLATFORM_AUDIT_STORE, else data/store.",
+        help=(
+            "Store folder or s3://bucket/prefix; else $PLATFORM_AUDIT_STORE, else [store] url "
+            "of the config file, else data/store."
+        ),
     ),
 ]
 BaseUrlOpt = Annotated[
