@@ -119,7 +119,7 @@ def crawl_day_zero(
     from toolkit.snapshot.validation import to_arrow
 
     keys = folder / "keys.json"
-    command = [str(ROOT / ".venv" / "bin" / "platform-audit"), "sim", "serve", "--services",
+    command = [sys.executable, "-m", "toolkit.cli", "sim", "serve", "--services",  # this env's
                str(services), "--seed", str(seed), "--keys-out", str(keys)]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     try:
