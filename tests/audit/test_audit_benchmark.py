@@ -45,14 +45,23 @@ def store(bench: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Store:
     return Store.open(folder / "store", create=False)
 
 
-@pytest.mark.parametrize("check_id", ["RES002", "RES005", "REP003"])
+@pytest.mark.parametrize(
+    ("check_id", "isolated"),
+    [("RES002", False), ("RES005", False), ("REP003", False), ("REP003", True)],
+)
 def test_pandas_version_builds_the_rows_of_the_check(
-    bench: ModuleType, store: Store, check_id: str, monkeypatch: pytest.MonkeyPatch
+    bench: ModuleType,
+    store: Store,
+    check_id: str,
+    isolated: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """In this process, and (once: two new interpreters) as the benchmark runs it."""
     assert check_id in bench.PANDAS, "the benchmark compares this check"
     monkeypatch.setattr(bench, "COMPARE_RUNS", 1)
-    figures: dict[str, Any] = bench.compare(store, check_id, lambda _: None)
+    figures: dict[str, Any] = bench.compare(store, check_id, lambda _: None, isolated=isolated)
     assert figures["rows"] == 160  # 40 services, 4 snapshots
+    assert figures["isolated"] is isolated
     assert figures["same_rows"] is True
 
 
@@ -79,5 +88,5 @@ def test_a_changed_reason_is_caught(
         return rows
 
     monkeypatch.setitem(bench.PANDAS, "RES002", (load, reworded))
-    figures = bench.compare(store, "RES002", lambda _: None)
+    figures = bench.compare(store, "RES002", lambda _: None, isolated=False)
     assert figures["same_rows"] is False
