@@ -6,7 +6,6 @@ every failure prints one sentence that says what to do next.
 
 from __future__ import annotations
 
-import enum
 import logging
 import sys
 from datetime import UTC, datetime
@@ -15,15 +14,17 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from toolkit import __version__
 from toolkit.cli_audit import register as register_audit
-from toolkit.cli_options import BaseUrlOpt, ConfigOpt, StoreOpt, TokenEnvOpt
+from toolkit.cli_options import BaseUrlOpt, ConfigOpt, StoreOpt, TokenEnvOpt, fail
 from toolkit.cli_report import register as register_report
 from toolkit.cli_schedule import register as register_schedule
 from toolkit.cli_store import sql_command, store_app
 from toolkit.config import DEFAULT_CONFIG_NAME, example_config, load_settings
 from toolkit.errors import CollectionAborted, ConfigError, PlatformUnavailable
+from toolkit.exit_codes import ExitCode
 from toolkit.snapshot_job import describe_run, take_snapshot
 
 __all__ = ["ExitCode", "app"]
@@ -46,24 +47,6 @@ register_schedule(app)
 
 console = Console()
 err = Console(stderr=True)
-
-
-class ExitCode(enum.IntEnum):
-    """What the command's exit status means; stable, so jobs can alert on it."""
-
-    OK = 0
-    FINDINGS = 1  # an audit found something at or above --fail-on
-    CONFIG = 2  # bad configuration or usage: fix the setting named
-    PARTIAL = 3  # a snapshot was committed but marked partial
-    AUTH = 4  # the credential was refused (missing, expired or revoked)
-    UNREACHABLE = 5  # the platform could not be reached or kept failing
-    LOCKED = 6  # another job holds the store's lock (platform-audit schedule)
-    STORE = 7  # the store could not be written: full disk, permissions
-
-
-def _fail(message: str, code: ExitCode) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
-    return typer.Exit(int(code))
 
 
 _LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -91,7 +74,7 @@ def _log_to_stderr(level: str) -> None:
     """Send the ``toolkit.*`` loggers to stderr at ``level`` (replacing an earlier handler)."""
     global _log_handler  # one handler per process, even when the app is invoked again
     if level.lower() not in _LOG_LEVELS:
-        raise _fail(
+        raise fail(
             f"--log-level {level!r} is not a level: use one of {', '.join(_LOG_LEVELS)}",
             ExitCode.CONFIG,
         )
@@ -119,11 +102,12 @@ def init(
 ) -> None:
     """Write a commented example configuration file."""
     if path.exists() and not force:
-        raise _fail(f"{path} exists; pass --force to overwrite it", ExitCode.CONFIG)
+        raise fail(f"{path} exists; pass --force to overwrite it", ExitCode.CONFIG)
     path.write_text(example_config(), encoding="utf-8")
     console.print(
-        f"wrote {path}: set base_url, then export PLATFORM_API_KEY and run `platform-audit check`"
-    )
+        Text(f"wrote {path}: set base_url, then export PLATFORM_API_KEY and run "
+             "`platform-audit check`")
+    )  # fmt: skip
 
 
 @app.command()
@@ -137,9 +121,9 @@ def check(
         settings = load_settings(config, base_url=base_url, token_env=token_env)
         outcome = probe_identity(settings)
     except ConfigError as exc:
-        raise _fail(str(exc), ExitCode.CONFIG) from None
+        raise fail(str(exc), ExitCode.CONFIG) from None
     if outcome.error is not None:
-        raise _fail(outcome.error, ExitCode(outcome.exit_code))
+        raise fail(outcome.error, ExitCode(outcome.exit_code))
     console.print(describe_identity(outcome))
 
 
@@ -183,17 +167,20 @@ def snapshot(
         settings.token()
         run = take_snapshot(settings, as_of=_utc(as_of), quiet=quiet)
     except ConfigError as exc:
-        raise _fail(str(exc), ExitCode.CONFIG) from None
+        raise fail(str(exc), ExitCode.CONFIG) from None
     except CollectionAborted as exc:
-        raise _fail(str(exc), ExitCode.AUTH) from None
+        raise fail(str(exc), ExitCode.AUTH) from None
     except PlatformUnavailable as exc:
-        raise _fail(str(exc), ExitCode.UNREACHABLE) from None
+        raise fail(str(exc), ExitCode.UNREACHABLE) from None
     console.print(describe_run(run, settings.store_url))
     if run.info.status != "complete":
         err.print(
-            f"[yellow]partial snapshot:[/] {len(run.result.errors)} calls failed. It is kept "
-            "and marked partial; the next run tries again. See which calls failed with: "
-            + _errors_query(run.info.snapshot_id),
+            Text.assemble(
+                ("partial snapshot: ", "yellow"),
+                f"{len(run.result.errors)} calls failed. It is kept and marked partial; the "
+                "next run tries again. See which calls failed with: "
+                + _errors_query(run.info.snapshot_id),
+            ),
             highlight=False,
         )
         raise typer.Exit(int(ExitCode.PARTIAL))
@@ -242,7 +229,7 @@ def sim_serve(
     from toolkit.sim import serve
 
     if not 5 <= services <= 50_000:
-        raise _fail("--services must be between 5 and 50000", ExitCode.CONFIG)
+        raise fail("--services must be between 5 and 50000", ExitCode.CONFIG)
     try:
         serve(
             host=host,
@@ -254,7 +241,7 @@ def sim_serve(
             prefix=prefix,
         )
     except ValueError as exc:
-        raise _fail(str(exc), ExitCode.CONFIG) from None
+        raise fail(str(exc), ExitCode.CONFIG) from None
 
 
 @app.command()
@@ -270,7 +257,7 @@ def demo(
     from toolkit.demo import run_demo
 
     if not 5 <= services <= 50_000 or days < 1:
-        raise _fail("--services must be between 5 and 50000 and --days at least 1", ExitCode.CONFIG)
+        raise fail("--services must be between 5 and 50000 and --days at least 1", ExitCode.CONFIG)
     run_demo(console, services=services, seed=seed, days=days, out=out)
 
 

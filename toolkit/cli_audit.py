@@ -21,9 +21,10 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from toolkit.cli_options import ConfigOpt, StoreOpt
+from toolkit.cli_options import ConfigOpt, StoreOpt, fail
 from toolkit.config import FAIL_ON, load_settings
 from toolkit.errors import AuditError, CheckDefinitionError, ConfigError
+from toolkit.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,9 +79,9 @@ def audit_command(
     from toolkit.snapshot import Store
 
     if format not in FORMATS:
-        raise _fail(f"--format must be one of {', '.join(FORMATS)}", _exit_code("CONFIG"))
+        raise fail(f"--format must be one of {', '.join(FORMATS)}", ExitCode.CONFIG)
     if fail_on is not None and fail_on not in FAIL_ON:
-        raise _fail(f"--fail-on must be one of {', '.join(FAIL_ON)}", _exit_code("CONFIG"))
+        raise fail(f"--fail-on must be one of {', '.join(FAIL_ON)}", ExitCode.CONFIG)
     try:
         settings = load_settings(config, store_url=store)
         result = run_audit(
@@ -92,7 +93,7 @@ def audit_command(
             latest_only=latest_only,
         )
     except (ConfigError, CheckDefinitionError, AuditError) as exc:
-        raise _fail(str(exc), _exit_code("CONFIG")) from None
+        raise fail(str(exc), ExitCode.CONFIG) from None
     text = render(result, format)
     if out is not None:
         out.write_text(text, encoding="utf-8")
@@ -111,7 +112,7 @@ def audit_command(
         failing = result.failing(threshold)
         if not failing.empty:
             err.print(Text(f"{len(failing)} unwaived finding(s) at or above {threshold}"))
-            raise typer.Exit(_exit_code("FINDINGS"))
+            raise typer.Exit(int(ExitCode.FINDINGS))
 
 
 def diff_command(
@@ -130,7 +131,7 @@ def diff_command(
     from toolkit.snapshot import Store
 
     if format not in ("table", "json"):
-        raise _fail("--format must be table or json", _exit_code("CONFIG"))
+        raise fail("--format must be table or json", ExitCode.CONFIG)
     try:
         settings = load_settings(config, store_url=store)
         change = diff_snapshots(
@@ -140,7 +141,7 @@ def diff_command(
             settings=settings,
         )
     except (ConfigError, CheckDefinitionError, AuditError) as exc:
-        raise _fail(str(exc), _exit_code("CONFIG")) from None
+        raise fail(str(exc), ExitCode.CONFIG) from None
     if format == "json":
         sys.stdout.write(json.dumps(diff_json(change), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -201,14 +202,3 @@ def diff_renderable(change: SnapshotDiff) -> RenderableType:
             Text(str(f["reason"] or "")),
         )
     return Group(services, findings)
-
-
-def _exit_code(name: str) -> int:
-    from toolkit.cli import ExitCode
-
-    return int(ExitCode[name])
-
-
-def _fail(message: str, code: int) -> typer.Exit:
-    err.print(Text.assemble(("error: ", "bold red"), message))
-    return typer.Exit(code)

@@ -21,9 +21,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolkit.cli_options import ConfigOpt, StoreOpt
+from toolkit.cli_options import ConfigOpt, StoreOpt, fail
 from toolkit.config import load_settings
 from toolkit.errors import AuditError, CheckDefinitionError, ConfigError
+from toolkit.exit_codes import ExitCode
 
 __all__ = ["DEFAULT_HTML_OUT", "register", "report_command"]
 
@@ -74,7 +75,8 @@ def report_command(
     from toolkit.snapshot import Store
 
     if format not in _FORMATS:
-        raise _fail(f"--format must be one of {', '.join(_FORMATS)}, not {format!r}", "CONFIG")
+        formats = ", ".join(_FORMATS)
+        raise fail(f"--format must be one of {formats}, not {format!r}", ExitCode.CONFIG)
     try:
         settings = load_settings(config, store_url=store)
         opened = Store.open(settings.store_url, create=False)
@@ -92,14 +94,8 @@ def report_command(
             return
         write_text(target, text)
     except (ConfigError, CheckDefinitionError, AuditError) as exc:
-        raise _fail(str(exc), "CONFIG") from None
+        raise fail(str(exc), ExitCode.CONFIG) from None
     except OSError as exc:
-        raise _fail(f"cannot write the report: {exc}; choose another --out", "CONFIG") from None
+        message = f"cannot write the report: {exc}; choose another --out"
+        raise fail(message, ExitCode.CONFIG) from None
     err.print(Text(f"wrote {format} report to {target}"))
-
-
-def _fail(message: str, code: str) -> typer.Exit:
-    from toolkit.cli import ExitCode
-
-    err.print(Text.assemble(("error: ", "bold red"), message))
-    return typer.Exit(int(ExitCode[code]))

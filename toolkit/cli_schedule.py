@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from toolkit.cli_options import ConfigOpt, StoreOpt
+from toolkit.cli_options import ConfigOpt, StoreOpt, fail
 from toolkit.config import load_settings
 from toolkit.errors import ConfigError, LockHeld
+from toolkit.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["register", "schedule_command"]
 
-err = Console(stderr=True, soft_wrap=True)
 logger = logging.getLogger("toolkit.schedule")
 
 
@@ -78,13 +76,8 @@ def schedule_command(
     ] = "text",
 ) -> None:
     """Snapshot, audit and maintain the store on a schedule; one job per store at a time."""
-    from toolkit.cli import ExitCode
     from toolkit.schedule.logs import LOG_FORMATS, install_log_handler
     from toolkit.schedule.runner import Scheduler
-
-    def fail(message: str, code: ExitCode) -> typer.Exit:
-        err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
-        return typer.Exit(int(code))
 
     if log_format not in LOG_FORMATS:
         raise fail(f"--log-format {log_format!r}: use text or json", ExitCode.CONFIG)

@@ -19,9 +19,10 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from toolkit.cli_options import StoreOpt
+from toolkit.cli_options import StoreOpt, fail
 from toolkit.config import load_settings
 from toolkit.errors import ConfigError
+from toolkit.exit_codes import ExitCode
 from toolkit.snapshot import RetentionPolicy, Store
 
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ store_app = typer.Typer(
     help="Inspect and maintain the snapshot store.", no_args_is_help=True, add_completion=False
 )
 console = Console()
-err = Console(stderr=True)
 
 
 def resolve_store_url(store: str | None) -> str:
@@ -49,12 +49,7 @@ def _open(store: str | None) -> Store:
     try:
         return Store.open(resolve_store_url(store), create=False)
     except ConfigError as exc:  # a malformed configuration file, or StoreNotFound
-        from rich.text import Text
-
-        from toolkit.cli import ExitCode  # the command line imports this module
-
-        err.print(Text.assemble(("error: ", "bold red"), str(exc)))
-        raise typer.Exit(int(ExitCode.CONFIG)) from None
+        raise fail(str(exc), ExitCode.CONFIG) from None
 
 
 def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:

@@ -88,6 +88,21 @@ def test_init_writes_a_file_once(tmp_path: Path) -> None:
     assert "--force" in again.output
 
 
+def test_messages_print_brackets_as_they_are(tmp_path: Path) -> None:
+    """Paths and values are text, not rich markup: "[bold]" vanished from messages, and
+    "[/]" made rich raise a traceback (exit 1, the findings code) instead of the error."""
+    target = tmp_path / "odd [bold]name.toml"
+    wrote = runner.invoke(app, ["init", str(target)])
+    assert wrote.exit_code == 0, wrote.output
+    assert f"wrote {target}:" in " ".join(wrote.output.split())  # rich may wrap the line
+    again = runner.invoke(app, ["init", str(target)])
+    assert again.exit_code == ExitCode.CONFIG, again.output
+    assert f"error: {target} exists; pass --force" in again.output
+    level = runner.invoke(app, ["--log-level", "[/]", "version"])
+    assert level.exit_code == ExitCode.CONFIG, level.output
+    assert "error: --log-level '[/]' is not a level" in level.output
+
+
 def test_sim_serve_prints_url_and_writes_keys(tmp_path: Path) -> None:
     keys_out = tmp_path / "keys.json"
     proc = subprocess.Popen(

@@ -1,7 +1,7 @@
 """One scheduled run: probe, snapshot, audit, notify, report; its outcome as data.
 
 Each phase's failure becomes a :class:`RunOutcome` with an ``outcome`` word, the exit code
-of :class:`toolkit.cli.ExitCode` a job runner alerts on, and one sentence that says what to
+of :class:`toolkit.exit_codes.ExitCode` a job runner alerts on, and one sentence that says what to
 do. Nothing here sleeps or loops; :mod:`toolkit.schedule.runner` does. Example::
 
     outcome = run_job(settings, run_id="r1")
@@ -27,6 +27,7 @@ from toolkit.errors import (
     PlatformUnavailable,
     StoreError,
 )
+from toolkit.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,16 +41,16 @@ __all__ = ["EXIT_CODES", "RunOutcome", "run_job"]
 
 logger = logging.getLogger("toolkit.schedule")
 
-# The values of toolkit.cli.ExitCode (imported there from here would be circular).
+# A run's outcome word and the exit code it stands for.
 EXIT_CODES = {
-    "ok": 0,
-    "config": 2,
-    "partial": 3,
-    "auth": 4,
-    "unavailable": 5,
-    "locked": 6,
-    "store": 7,
-    "interrupted": 130,
+    "ok": int(ExitCode.OK),
+    "config": int(ExitCode.CONFIG),
+    "partial": int(ExitCode.PARTIAL),
+    "auth": int(ExitCode.AUTH),
+    "unavailable": int(ExitCode.UNREACHABLE),
+    "locked": int(ExitCode.LOCKED),
+    "store": int(ExitCode.STORE),
+    "interrupted": int(ExitCode.INTERRUPTED),
 }
 _REPORT_SUFFIXES = {".html": "html", ".md": "markdown", ".json": "json", ".csv": "csv"}
 FATAL = frozenset({"auth", "config", "locked"})  # no later run succeeds without a person
