@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from toolkit.cli_options import StoreOpt, fail
 from toolkit.config import load_settings
@@ -53,11 +54,13 @@ def _open(store: str | None) -> Store:
 
 
 def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:
-    out = RichTable(title=title)
+    """Rows as a rich table of plain text: values come from the platform (a service may be
+    named "[bold]x" or "[/]") and column names from the query, so none is read as markup."""
+    out = RichTable(title=Text(title))
     for column in columns:
-        out.add_column(column)
+        out.add_column(Text(column))
     for row in rows:
-        out.add_row(*("" if v is None else str(v) for v in row))
+        out.add_row(*(Text("" if v is None else str(v)) for v in row))
     return out
 
 

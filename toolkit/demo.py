@@ -88,7 +88,7 @@ def run_demo(
     sim = Simulator(seed=seed, services=services, start=today_utc())
     with SimulatorServer(sim) as server:
         console.rule("[bold]platform-audit demo")
-        console.print(f"Simulated platform: {server.base_url} (seed {seed}, {services} services)")
+        _say(console, f"Simulated platform: {server.base_url} (seed {seed}, {services} services)")
         if tour:
             _tour(console, sim, server.base_url)
         settings = demo_settings(sim, server.base_url, out)
@@ -113,13 +113,14 @@ def _tour(console: Console, sim: Simulator, base_url: str) -> None:
         with PlatformClient(_config(base_url, sim.keys["viewer"])) as client:
             inventory = walk_inventory(client)
             stats = client.stats()
-        console.print(
+        _say(
+            console,
             f"Through a flaky platform (5xx, 429 and dropped connections) the viewer key still "
             f"saw all {inventory.services} services in {stats.requests} requests, "
-            f"{stats.retries_total} of them retries: {dict(sorted(stats.retries.items()))}."
+            f"{stats.retries_total} of them retries: {dict(sorted(stats.retries.items()))}.",
         )
     except PlatformError as exc:
-        console.print(f"The flaky platform won this time: {exc}")
+        _say(console, f"The flaky platform won this time: {exc}")
     finally:
         sim.set_faults("none")
 
@@ -133,29 +134,31 @@ def snapshot_days(
     if store_dir.exists():
         shutil.rmtree(store_dir)  # the demo's own folder: every run starts from nothing
     operator = Operator(sim, days=days)
-    console.print(
+    _say(
+        console,
         f"Snapshotting {days} simulated days; the audited credentials: "
-        f"{', '.join(c.name for c in settings.audited)}."
+        f"{', '.join(c.name for c in settings.audited)}.",
     )
     taken = partial = 0
     for day in range(1, days + 1):
         for change in operator.act(day):
-            console.print(f"  operator, day {day}: {change}")
+            _say(console, f"  operator, day {day}: {change}")
         try:
             run = take_snapshot(settings, as_of=sim.now)
         except (ToolkitError, PlatformError) as exc:
-            console.print(f"Day {day}: no snapshot ({exc}); the demo goes on")
+            _say(console, f"Day {day}: no snapshot ({exc}); the demo goes on")
         else:
             taken += 1
             info = run.info
             is_partial = info.status != "complete"
             partial += is_partial
             failed = f", {len(run.result.errors)} failed calls" if is_partial else ""
-            console.print(
+            _say(
+                console,
                 f"Day {day:>2} {info.snapshot_at:%Y-%m-%d} {info.status}: "
                 f"{info.row_counts.get('services', 0)} services, "
                 f"{sum(info.row_counts.values()):,} rows, {run.result.calls} calls, "
-                f"{run.result.duration_s:.1f} s{failed}"
+                f"{run.result.duration_s:.1f} s{failed}",
             )
         sim.advance(hours=24)
         operator.after_day()
@@ -163,14 +166,20 @@ def snapshot_days(
 
 
 def _audit(console: Console, store: Store, out: Path) -> tuple[Path, ...]:
-    console.print(f"Store {store.url}: {store.verify().summary()}")
+    _say(console, f"Store {store.url}: {store.verify().summary()}")
     try:
         paths, line = write_reports(store, out)
     except Exception as exc:  # the demo finishes whatever the audit does; the error is shown
-        console.print(f"The audit and reports failed ({type(exc).__name__}: {exc}).")
+        _say(console, f"The audit and reports failed ({type(exc).__name__}: {exc}).")
         return ()
-    console.print(f"Audit of the newest snapshot against the day before: {line}.")
+    _say(console, f"Audit of the newest snapshot against the day before: {line}.")
     return tuple(paths)
+
+
+def _say(console: Console, line: str) -> None:
+    """One line of the demo's story, as text: platform errors and paths may hold brackets,
+    which rich would read as markup (``[/]`` raises)."""
+    console.print(line, markup=False)
 
 
 def _next_steps(console: Console, outcome: DemoOutcome) -> None:

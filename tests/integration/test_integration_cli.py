@@ -161,3 +161,25 @@ def test_demo_runs(tmp_path: Path) -> None:
     for report in ("report.html", "report.md"):
         assert (tmp_path / report).stat().st_size > 0
     assert len(Store.open(tmp_path / "store").snapshots()) == 3
+
+
+def test_demo_prints_an_error_with_brackets_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo shows what failed, in the failure's own words: "[/]" in them once raised."""
+    from io import StringIO
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from toolkit import demo
+
+    def failing(store: object, out: Path) -> None:
+        raise RuntimeError("bucket [/] [bold]refused")
+
+    monkeypatch.setattr(demo, "write_reports", failing)
+    store = SimpleNamespace(url="data/[x]", verify=lambda: SimpleNamespace(summary=lambda: "ok"))
+    text = StringIO()
+    assert demo._audit(Console(file=text, width=200), store, tmp_path) == ()
+    assert "Store data/[x]: ok" in text.getvalue()
+    assert "failed (RuntimeError: bucket [/] [bold]refused)" in text.getvalue()

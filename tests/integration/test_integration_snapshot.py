@@ -281,6 +281,16 @@ def test_two_snapshots_verify_and_list(platform: Platform) -> None:
     assert seqs == [{"seq": 1, "first": True}, {"seq": 2, "first": False}]
 
 
+def test_sql_table_prints_values_and_names_as_text(platform: Platform) -> None:
+    """Values are the platform's (a service may be named "[/]") and column names the
+    query's: a table cell read as markup lost "[bold]" or raised on "[/]"."""
+    assert platform.snapshot().exit_code == ExitCode.OK
+    query = """select '[/]' as "[bold]name", '[red]x' as v from snapshots"""
+    result = platform.run("sql", query)
+    assert result.exit_code == 0, result.output
+    assert "[bold]name" in result.stdout and "[/]" in result.stdout and "[red]x" in result.stdout
+
+
 def test_sql_prints_json_and_csv(platform: Platform) -> None:
     assert platform.snapshot().exit_code == ExitCode.OK
     query = "select count(*) as n from services_latest"
