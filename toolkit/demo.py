@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table
+from rich.text import Text
 
 from toolkit.api import ClientConfig, PlatformClient, PlatformError, RequestError, Secret
 from toolkit.demo_steps import Operator, demo_settings, forget_tokens, write_reports
@@ -220,7 +221,8 @@ def _keys_table(sim: Simulator, base_url: str) -> Table:
             table.add_row(name, f"refused: {exc.type} ({exc.status})", "", "")
             continue
         kind = "API key" if ident.is_api_key else "access token"
-        table.add_row(name, kind, ident.role or "(user's own)", ident.access or "all")
+        # role and access are the platform's words: text, not markup
+        table.add_row(name, kind, Text(ident.role or "(user's own)"), Text(ident.access or "all"))
     return table
 
 
