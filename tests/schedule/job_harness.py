@@ -13,6 +13,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -147,3 +148,29 @@ def s3_endpoint() -> Iterator[str]:
         yield endpoint
     finally:
         server.stop()
+
+
+class ScriptedLease:
+    """A store lock whose renewals answer from a script: None renews, an exception is
+    raised, and renewing goes on once the script is spent. With ``thread``, only renewals
+    on the thread of that name (``MainThread``: before a run and between runs;
+    ``lease-keeper``: during a run) take from the script."""
+
+    def __init__(self, *answers: Exception | None, thread: str | None = None) -> None:
+        self.answers, self.thread, self.renewals = list(answers), thread, 0
+
+    def renew(self) -> None:
+        self.renewals += 1
+        scripted = self.thread in (None, threading.current_thread().name)
+        answer = self.answers.pop(0) if scripted and self.answers else None
+        if answer is not None:
+            raise answer
+
+    def release(self) -> None:
+        pass
+
+    def __enter__(self) -> ScriptedLease:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass

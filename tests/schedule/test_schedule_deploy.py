@@ -19,7 +19,7 @@ from job_harness import BUCKET, Job
 from toolkit.cli import ExitCode
 from toolkit.config import load_settings
 from toolkit.errors import LockHeld
-from toolkit.schedule import acquire_lock
+from toolkit.schedule import LeaseKeeper, acquire_lock
 from toolkit.schedule.settings import validate_cron
 from toolkit.snapshot import Store
 
@@ -183,3 +183,9 @@ def test_s3_lease_lock_is_exclusive_and_expires(
     with caplog.at_level(logging.WARNING), acquire_lock(url, owner="d", ttl_s=60):
         pass
     assert "recovered a stale lock" in caplog.text and "its lease expired" in caplog.text
+    # A run longer than the lease keeps it: the keeper renews it on the object store.
+    with acquire_lock(url, owner="e", ttl_s=1.5) as lock, LeaseKeeper(lock, every_s=0.3) as kept:
+        time.sleep(2.0)
+        with pytest.raises(LockHeld, match=held):
+            acquire_lock(url, owner="f", ttl_s=60)
+    assert kept.lost is None

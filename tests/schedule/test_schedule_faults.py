@@ -2,19 +2,35 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
+import time
 from typing import TYPE_CHECKING
 
-from job_harness import Job, json_lines
+from job_harness import Job, ScriptedLease, json_lines
 
 from toolkit.cli import ExitCode
-from toolkit.config import load_settings
+from toolkit.config import Settings, load_settings
+from toolkit.errors import ScheduleError
 from toolkit.schedule import Cadence, Scheduler, acquire_lock
 from toolkit.sim import FaultProfile
 from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
     import pytest
+
+
+def _settings(job: Job, monkeypatch: pytest.MonkeyPatch, **schedule: float) -> Settings:
+    """The job's settings for a Scheduler built in the test, with ``[schedule]`` changes."""
+    monkeypatch.setenv("PLATFORM_API_URL", job.server.base_url)
+    monkeypatch.setenv("PLATFORM_API_KEY", job.sim.keys["admin"])
+    monkeypatch.setenv("PLATFORM_AUDIT_HMAC_KEY", "schedule-test-hmac-key-0123456789abcdef")
+    settings = load_settings(job.config, store_url=str(job.store))
+    changed = dataclasses.replace(settings.schedule, **schedule)
+    return dataclasses.replace(settings, schedule=changed)
+
+
+_LOST = ScheduleError("lost the lock on s3://bucket/store/_schedule_lock: another job took it")
 
 
 def test_runs_on_an_interval_and_records_success(job: Job) -> None:
@@ -61,10 +77,7 @@ def test_full_disk_is_a_clear_error_and_earlier_snapshots_stay(
     job: Job, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert job.run("--max-runs", "1").exit_code == ExitCode.OK
-    monkeypatch.setenv("PLATFORM_API_URL", job.server.base_url)
-    monkeypatch.setenv("PLATFORM_API_KEY", job.sim.keys["admin"])
-    monkeypatch.setenv("PLATFORM_AUDIT_HMAC_KEY", "schedule-test-hmac-key-0123456789abcdef")
-    settings = load_settings(job.config, store_url=str(job.store))
+    settings = _settings(job, monkeypatch)
 
     def disk_full(table: str) -> None:
         if table == "services":
@@ -95,6 +108,44 @@ def test_a_second_job_on_the_same_store_exits_locked(job: Job) -> None:
     assert "holds the lock on store" in message and "only one job" in message
     assert job.snapshots() == []
     assert not job.status_file.exists()  # the status file belongs to the job holding the lock
+
+
+def test_the_lease_is_renewed_during_a_run_and_its_loss_stops_the_job(
+    job: Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run longer than a third of lock_ttl renews the lease while it goes on; when another
+    job took it (renewals failed past the ttl), the job says so and stops."""
+    settings = _settings(job, monkeypatch, lock_ttl_s=3.0)  # renewed every second
+    lease = ScriptedLease(_LOST, thread="lease-keeper")
+    monkeypatch.setattr("toolkit.schedule.runner.acquire_lock", lambda *_, **__: lease)
+
+    def slow(table: str) -> None:
+        if table == "services":
+            time.sleep(1.6)  # the run outlasts a renewal period
+
+    scheduler = Scheduler(settings, cadence=Cadence.every(0.1), max_runs=3,
+                          status_file=job.status_file, fault_hook=slow)  # fmt: skip
+    assert scheduler.run() == ExitCode.LOCKED
+    failure = job.status()["last_failure"]
+    assert failure["outcome"] == "locked" and failure["exit_code"] == ExitCode.LOCKED
+    assert "another job took it" in failure["reason"]
+    assert "lost during this run" in failure["reason"] and "store verify" in failure["reason"]
+    assert failure["snapshot_id"] == job.status()["last_run"]["snapshot_id"]
+    assert job.snapshots() == ["complete"]  # the run finished; no other began
+
+
+def test_a_lease_lost_between_runs_stops_the_job(job: Job, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = _settings(job, monkeypatch, lock_ttl_s=3.0)
+    lease = ScriptedLease(None, _LOST, thread="MainThread")  # before run 1, then while waiting
+    monkeypatch.setattr("toolkit.schedule.runner.acquire_lock", lambda *_, **__: lease)
+    scheduler = Scheduler(settings, cadence=Cadence.every(30), max_runs=2,
+                          status_file=job.status_file)  # fmt: skip
+    assert scheduler.run() == ExitCode.LOCKED  # not a traceback: once it was one
+    status = job.status()
+    assert status["last_success"]["snapshot_id"] is not None
+    assert status["last_failure"]["outcome"] == "locked"
+    assert "another job took it" in status["last_failure"]["reason"]
+    assert job.snapshots() == ["complete"]
 
 
 def test_bad_settings_exit_with_config(job: Job) -> None:

@@ -9,10 +9,12 @@ import os
 import random
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import pytest
+from job_harness import ScriptedLease
 
 import toolkit.schedule as schedule
 from toolkit.config import load_settings
@@ -156,3 +158,31 @@ def test_stale_local_lock_of_a_dead_process_is_recovered_with_a_message(
         pass
     assert f"left by pid {int(dead.stdout)} on h" in caplog.text
     assert "no longer running" in caplog.text
+
+
+def test_lease_keeper_renews_until_the_block_ends() -> None:
+    lease = ScriptedLease()
+    with schedule.LeaseKeeper(lease, every_s=0.02) as keeper:
+        deadline = time.monotonic() + 5
+        while lease.renewals < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    renewed = lease.renewals
+    assert renewed >= 3 and keeper.lost is None
+    time.sleep(0.1)
+    assert lease.renewals == renewed  # the thread stopped with the block
+
+
+def test_lease_keeper_retries_an_unreachable_store_and_reports_a_lost_lease(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    lost = ScheduleError("lost the lock on s3://b/_schedule_lock: another job took it")
+    lease = ScriptedLease(OSError("connection reset"), None, lost)
+    with caplog.at_level(logging.WARNING), schedule.LeaseKeeper(lease, every_s=0.02) as keeper:
+        deadline = time.monotonic() + 5
+        while keeper.lost is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)  # no renewal after the loss
+    assert keeper.lost == str(lost)
+    assert lease.renewals == 3
+    assert "could not renew the store's lock (OSError: connection reset)" in caplog.text
+    assert "another job took it" in caplog.text

@@ -18,7 +18,7 @@ from toolkit._lazy import lazy_exports
 if TYPE_CHECKING:
     from toolkit.schedule.cadence import Cadence, backoff_delay
     from toolkit.schedule.job import EXIT_CODES, RunOutcome, run_job
-    from toolkit.schedule.lock import StoreLock, acquire_lock
+    from toolkit.schedule.lock import LeaseKeeper, StoreLock, acquire_lock
     from toolkit.schedule.logs import install_log_handler
     from toolkit.schedule.maintenance import MaintenanceReport, maintain
     from toolkit.schedule.notify import build_payload, post_payload
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Cadence": "toolkit.schedule.cadence",
     "EXIT_CODES": "toolkit.schedule.job",
+    "LeaseKeeper": "toolkit.schedule.lock",
     "MaintenanceReport": "toolkit.schedule.maintenance",
     "NotifySettings": "toolkit.schedule.settings",
     "RunOutcome": "toolkit.schedule.job",
@@ -50,6 +51,7 @@ _EXPORTS = {
 __all__ = [
     "EXIT_CODES",
     "Cadence",
+    "LeaseKeeper",
     "MaintenanceReport",
     "NotifySettings",
     "RunOutcome",

@@ -16,6 +16,9 @@ this machine is recognised at once by its dead pid. Example::
     with acquire_lock("data/store", ttl_s=7200) as lock:   # LockHeld when taken
         ...
         lock.renew()                                       # S3: extend the lease
+        with LeaseKeeper(lock, every_s=2400) as keeper:    # renewed while a run goes on
+            ...
+        keeper.lost                                        # why it was lost, or None
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import json
 import logging
 import os
 import socket
+import threading
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -39,7 +43,15 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
 
-__all__ = ["LOCAL_LOCK_NAME", "S3_LOCK_NAME", "Holder", "StoreLock", "acquire_lock"]
+__all__ = [
+    "LOCAL_LOCK_NAME",
+    "S3_LOCK_NAME",
+    "Holder",
+    "LeaseKeeper",
+    "StoreLock",
+    "acquire_lock",
+    "renew_or_warn",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +124,53 @@ def acquire_lock(
     root = Path(store_url.removeprefix("file://")).expanduser()
     root.mkdir(parents=True, exist_ok=True)
     return _FileLock(root / LOCAL_LOCK_NAME, owner, store_url)
+
+
+def renew_or_warn(lock: StoreLock) -> None:
+    """Renew ``lock``; a failure to reach the store is logged and left to the next renewal
+    (the lease lasts ``ttl_s``), a lease another job took raises :class:`ScheduleError`."""
+    try:
+        lock.renew()
+    except ScheduleError:
+        raise
+    except Exception as exc:  # S3 errors come as OSError, DeltaError and others
+        logger.warning(
+            "could not renew the store's lock (%s: %s); trying again before the lease ends",
+            type(exc).__name__,
+            exc,
+        )
+
+
+class LeaseKeeper:
+    """Renews a lock every ``every_s`` seconds on a thread while the ``with`` block runs.
+
+    An S3 lease ends ``ttl_s`` after its last renewal: without this, a run longer than that
+    would let another job take the store. ``lost`` is why the lease was lost (another job
+    took it after renewals kept failing), else None; the keeper stops renewing then.
+    """
+
+    def __init__(self, lock: StoreLock, *, every_s: float) -> None:
+        self._lock, self._every_s = lock, every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._keep, name="lease-keeper", daemon=True)
+        self.lost: str | None = None
+
+    def _keep(self) -> None:
+        while not self._stop.wait(self._every_s):
+            try:
+                renew_or_warn(self._lock)
+            except ScheduleError as exc:
+                self.lost = str(exc)
+                logger.error("%s", exc)
+                return
+
+    def __enter__(self) -> LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def _alive(pid: int) -> bool:
@@ -246,7 +305,8 @@ class _LeaseLock:
             self._held = False
             raise ScheduleError(
                 f"lost the lock on {self._uri}: another job took it after this job's lease "
-                "expired; raise [schedule] lock_ttl above the longest run"
+                "expired, as renewing it failed for longer than [schedule] lock_ttl (the "
+                "warnings before this say why)"
             )
 
     def release(self) -> None:

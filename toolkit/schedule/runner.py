@@ -29,7 +29,7 @@ from deltalake.exceptions import DeltaError
 from toolkit.errors import ScheduleError, StoreError
 from toolkit.schedule.cadence import Cadence, backoff_delay
 from toolkit.schedule.job import EXIT_CODES, RunOutcome, run_job
-from toolkit.schedule.lock import acquire_lock
+from toolkit.schedule.lock import LeaseKeeper, acquire_lock, renew_or_warn
 from toolkit.schedule.maintenance import maintain, maintenance_due
 from toolkit.schedule.status import read_status, write_status
 
@@ -91,7 +91,13 @@ class Scheduler:
         due = self.cadence.first(datetime.now(UTC))
         while self.max_runs is None or runs < self.max_runs:
             self._record(state="idle", next_run=due.isoformat())
-            if not self._wait_until(due):
+            try:
+                if not self._wait_until(due):
+                    break
+            except ScheduleError as exc:  # the lease ran out while waiting; another job has it
+                outcome = RunOutcome(uuid.uuid4().hex[:16]).fail("locked", str(exc))
+                self._finish(outcome)
+                code = outcome.exit_code
                 break
             outcome = self._run_once()
             runs += 1
@@ -123,9 +129,15 @@ class Scheduler:
         logger.info("schedule stopped after %s", stopped, extra={"fields": {"exit_code": code}})
         return code
 
+    @property
+    def _renew_every_s(self) -> float:
+        """A third of the lease: two renewals may fail before it ends."""
+        return max(1.0, self.settings.schedule.lock_ttl_s / 3)
+
     def _wait_until(self, due: datetime) -> bool:
-        """Sleep until ``due`` unless stopped; renews an S3 lease on the way."""
-        renew_every = max(1.0, self.settings.schedule.lock_ttl_s / 3)
+        """Sleep until ``due`` unless stopped; renews an S3 lease on the way
+        (:class:`ScheduleError` if another job took it)."""
+        renew_every = self._renew_every_s
         last_renew = time.monotonic()
         while not self.stop.is_set():
             left = (due - datetime.now(UTC)).total_seconds()
@@ -133,7 +145,7 @@ class Scheduler:
                 return True
             self.stop.wait(min(left, renew_every, 60.0))
             if time.monotonic() - last_renew >= renew_every and self._lock is not None:
-                self._lock.renew()
+                renew_or_warn(self._lock)
                 last_renew = time.monotonic()
         return False
 
@@ -146,7 +158,12 @@ class Scheduler:
         try:
             if self._lock is not None:
                 self._lock.renew()
-            outcome = run_job(self.settings, run_id=run_id, fault_hook=self._fault_hook)
+                with LeaseKeeper(self._lock, every_s=self._renew_every_s) as keeper:
+                    outcome = run_job(self.settings, run_id=run_id, fault_hook=self._fault_hook)
+                if keeper.lost is not None:
+                    outcome.fail("locked", _lost_during_run(keeper.lost))
+            else:
+                outcome = run_job(self.settings, run_id=run_id, fault_hook=self._fault_hook)
         except KeyboardInterrupt:
             outcome = RunOutcome(run_id).fail(
                 "interrupted",
@@ -225,3 +242,10 @@ class Scheduler:
             cadence=self.cadence.describe(),
         )
         write_status(self.status_file, self._status)
+
+
+def _lost_during_run(why: str) -> str:
+    return (
+        f"{why}. It was lost during this run, so another job may have written the store "
+        "beside it: run `platform-audit store verify`; this job stops"
+    )

@@ -103,7 +103,8 @@ class ScheduleSettings:
     ``jitter`` adds a random delay up to that long to each run, so many jobs do not hit the
     platform at once. After a run that found the platform unavailable the next attempt
     comes after ``backoff``, doubling up to ``backoff_max``. ``lock_ttl`` is how long a
-    lock on an S3 store stays valid without renewal (a local lock dies with its process).
+    lock on an S3 store stays valid without renewal (a local lock dies with its process);
+    the job renews it every third of that, while waiting and during runs.
     Maintenance (retention, gc, compaction, vacuum) runs after a run when ``maintain_every``
     has passed since the last one (0: after every run).
     """
