@@ -15,9 +15,9 @@ Then it times: every check over the whole history (``run_audit``: checks, lifecy
 the median of three runs, each listed, and the first on its own: only it opens the store
 cold in this process), the latest-only fast path (median of five), and three representative
 checks against plain-pandas versions of the same logic (each side reads its columns from the
-store and computes the same rows, text included; every row and column of the two results is
-compared; medians of three). Targets on a 2-core
-machine: all checks <= 15 s, latest-only <= 2 s, DuckDB >= 5x faster than pandas.
+store and computes the same rows, text included, in a new process of its own; every row and
+column of the two results is compared; medians of three). Targets on a 2-core machine: all
+checks <= 15 s, latest-only <= 2 s, DuckDB >= 5x faster than pandas.
 """
 
 from __future__ import annotations
