@@ -161,11 +161,18 @@ def sql_command(query: str, store: str | None = None, format: str = "table") -> 
     """Run ``query`` over the store's views and print the result as a table, CSV or JSON."""
     if format not in ("table", "csv", "json"):
         raise typer.BadParameter("format must be table, csv or json", param_hint="--format")
-    # DuckDB's stubs say sql() always returns a relation; it returns None for statements.
-    result = cast("duckdb.DuckDBPyRelation | None", _open(store).duckdb().sql(query))
-    if result is None:
-        return
-    data: pa.Table = result.to_arrow_table()
+    import duckdb
+
+    con = _open(store).duckdb()
+    try:
+        # DuckDB's stubs say sql() always returns a relation; it returns None for statements.
+        result = cast("duckdb.DuckDBPyRelation | None", con.sql(query))
+        if result is None:
+            return
+        data: pa.Table = result.to_arrow_table()
+    except duckdb.Error as exc:  # the query's own mistake: DuckDB's message says where
+        views = 'the views are listed by: platform-audit sql "show tables"'
+        raise fail(f"the query failed: {exc}\n{views}", ExitCode.CONFIG) from None
     if format == "csv":
         from toolkit.audit.formats import csv_cell  # pandas: only when CSV is asked for
 

@@ -291,6 +291,16 @@ def test_sql_table_prints_values_and_names_as_text(platform: Platform) -> None:
     assert "[bold]name" in result.stdout and "[/]" in result.stdout and "[red]x" in result.stdout
 
 
+def test_a_wrong_query_is_a_usage_error_not_a_traceback(platform: Platform) -> None:
+    assert platform.snapshot().exit_code == ExitCode.OK
+    for query, said in (("selec 1", "syntax error"), ("select * from nosuch", "nosuch")):
+        result = platform.run("sql", query)
+        assert result.exit_code == ExitCode.CONFIG, result.output
+        message = " ".join(result.stderr.split())
+        assert "error: the query failed:" in message and said in message
+        assert "Traceback" not in result.output
+
+
 def test_sql_prints_json_and_csv(platform: Platform) -> None:
     assert platform.snapshot().exit_code == ExitCode.OK
     query = "select count(*) as n from services_latest"
