@@ -21,7 +21,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from toolkit.cli_options import ConfigOpt, StoreOpt, fail
+from toolkit.cli_options import ConfigOpt, StoreOpt, fail, output_format
 from toolkit.config import FAIL_ON, load_settings
 from toolkit.errors import AuditError, CheckDefinitionError, ConfigError
 from toolkit.exit_codes import ExitCode
@@ -55,8 +55,13 @@ def audit_command(
         typer.Option("--compare-to", help="Compare with this one (default: the one before)."),
     ] = None,
     format: Annotated[
-        str, typer.Option("--format", help="table, json, csv, markdown or sarif.")
-    ] = "table",
+        str | None,
+        typer.Option(
+            "--format",
+            help="table, json, csv, markdown or sarif (default: from --out's suffix, .txt, "
+            ".json, .csv, .md or .sarif; else table).",
+        ),
+    ] = None,
     fail_on: Annotated[
         str | None,
         typer.Option(
@@ -68,7 +73,9 @@ def audit_command(
     waivers: Annotated[
         Path | None, typer.Option("--waivers", help="Waivers file (TOML or YAML).")
     ] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Write the report here.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the findings to this file.")
+    ] = None,
     latest_only: Annotated[
         bool,
         typer.Option("--latest-only", help="Read only the judged snapshot and the one before."),
@@ -76,10 +83,10 @@ def audit_command(
 ) -> None:
     """Run every check over the history and report findings; exit 1 at --fail-on."""
     from toolkit.audit import FORMATS, render, run_audit
+    from toolkit.audit.formats import SUFFIXES
     from toolkit.snapshot import Store
 
-    if format not in FORMATS:
-        raise fail(f"--format must be one of {', '.join(FORMATS)}", ExitCode.CONFIG)
+    format = output_format(format, out, formats=FORMATS, suffixes=SUFFIXES, default="table")
     if fail_on is not None and fail_on not in FAIL_ON:
         raise fail(f"--fail-on must be one of {', '.join(FAIL_ON)}", ExitCode.CONFIG)
     try:
@@ -96,7 +103,13 @@ def audit_command(
         raise fail(str(exc), ExitCode.CONFIG) from None
     text = render(result, format)
     if out is not None:
-        out.write_text(text, encoding="utf-8")
+        from toolkit.report.report_writer import write_text
+
+        try:
+            write_text(out, text)  # whole or not at all
+        except OSError as exc:
+            message = f"cannot write {out}: {exc}; choose another --out"
+            raise fail(message, ExitCode.CONFIG) from None
         err.print(Text(f"wrote {format} report to {out}"))
     elif format == "table":
         from toolkit.audit import findings_table

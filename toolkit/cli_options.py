@@ -1,5 +1,6 @@
-"""Options that several ``platform-audit`` commands share, declared once, and the one way
-they fail (:func:`fail`).
+"""Options that several ``platform-audit`` commands share, declared once; the one way they
+fail (:func:`fail`); and how ``--format`` and an ``--out`` file name agree
+(:func:`output_format`).
 
 Each command module imports what it needs, so ``--store`` or ``--config`` read the same
 everywhere, and every error is one ``error:`` line with an :class:`ExitCode`.
@@ -8,7 +9,7 @@ everywhere, and every error is one ``error:`` line with an :class:`ExitCode`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -16,8 +17,12 @@ from rich.text import Text
 
 from toolkit.config import DEFAULT_CONFIG_NAME
 from toolkit.exit_codes import ExitCode
+from toolkit.report_formats import suffixes_text
 
-__all__ = ["BaseUrlOpt", "ConfigOpt", "StoreOpt", "TokenEnvOpt", "fail"]
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+__all__ = ["BaseUrlOpt", "ConfigOpt", "StoreOpt", "TokenEnvOpt", "fail", "output_format"]
 
 _err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
 
@@ -58,3 +63,34 @@ TokenEnvOpt = Annotated[
         "--token-env", help="Environment variable holding the key (default PLATFORM_API_KEY)."
     ),
 ]
+
+
+def output_format(
+    format: str | None,
+    out: Path | None,
+    *,
+    formats: Sequence[str],
+    suffixes: Mapping[str, str],
+    default: str,
+    hint: str = "",
+) -> str:
+    """The format to write: ``--format``, else the one ``--out``'s suffix names (any case,
+    ``suffixes`` maps them), else ``default``. Refused: an unknown ``--format``, an ``--out``
+    naming another format than ``--format``, and without ``--format`` an ``--out`` naming
+    none; the file would hold something its name does not say."""
+    if format is not None and format not in formats:
+        raise fail(f"--format must be one of {', '.join(formats)}, not {format!r}", ExitCode.CONFIG)
+    named = suffixes.get(out.suffix.lower()) if out is not None else None
+    if format is not None and named is not None and named != format:
+        raise fail(
+            f"--out {out} names a {named} file but --format is {format}: drop one of them or "
+            "make them agree",
+            ExitCode.CONFIG,
+        )
+    if format is None and out is not None and named is None:
+        raise fail(
+            f"--out {out}: name it {suffixes_text(suffixes)} (the suffix picks the format), or "
+            "pass --format" + (f"; {hint}" if hint else ""),
+            ExitCode.CONFIG,
+        )
+    return format or named or default

@@ -21,15 +21,15 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolkit.cli_options import ConfigOpt, StoreOpt, fail
+from toolkit.cli_options import ConfigOpt, StoreOpt, fail, output_format
 from toolkit.config import load_settings
 from toolkit.errors import AuditError, CheckDefinitionError, ConfigError
 from toolkit.exit_codes import ExitCode
+from toolkit.report_formats import REPORT_FORMATS, REPORT_SUFFIXES, suffixes_text
 
 __all__ = ["DEFAULT_HTML_OUT", "register", "report_command"]
 
 DEFAULT_HTML_OUT = Path("audit-report.html")
-_FORMATS = ("html", "markdown", "json", "csv")
 
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
 
@@ -45,11 +45,16 @@ def report_command(
         Path | None,
         typer.Option(
             "--out",
-            help=f"Write the report here (HTML default: {DEFAULT_HTML_OUT}; "
-            "other formats default to standard output).",
+            help=f"Write the report here; its suffix picks the format ({suffixes_text()}). "
+            f"Without it: HTML to {DEFAULT_HTML_OUT}, other formats to standard output.",
         ),
     ] = None,
-    format: Annotated[str, typer.Option("--format", help="html, markdown, json or csv.")] = "html",
+    format: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help="html, markdown, json or csv (default: from --out, else html)."
+        ),
+    ] = None,
     since: Annotated[
         datetime | None,
         typer.Option(
@@ -74,16 +79,17 @@ def report_command(
     from toolkit.report.report_writer import write_text
     from toolkit.snapshot import Store
 
-    if format not in _FORMATS:
-        formats = ", ".join(_FORMATS)
-        raise fail(f"--format must be one of {formats}, not {format!r}", ExitCode.CONFIG)
+    chosen = output_format(
+        format, out, formats=REPORT_FORMATS, suffixes=REPORT_SUFFIXES, default="html",
+        hint="for PDF, print the HTML report from a browser",
+    )  # fmt: skip
     try:
         settings = load_settings(config, store_url=store)
         opened = Store.open(settings.store_url, create=False)
-        target = out if out is not None else (DEFAULT_HTML_OUT if format == "html" else None)
+        target = out if out is not None else (DEFAULT_HTML_OUT if chosen == "html" else None)
         text = render_report(
             opened,
-            format=format,
+            format=chosen,
             since=since,
             compare_to=compare_to,
             waivers=waivers,
@@ -98,4 +104,4 @@ def report_command(
     except OSError as exc:
         message = f"cannot write the report: {exc}; choose another --out"
         raise fail(message, ExitCode.CONFIG) from None
-    err.print(Text(f"wrote {format} report to {target}"))
+    err.print(Text(f"wrote {chosen} report to {target}"))

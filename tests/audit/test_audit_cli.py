@@ -86,6 +86,31 @@ def test_out_file_and_formats(store_dir: Path) -> None:
     assert sarif["version"] == "2.1.0"
 
 
+def test_out_suffix_picks_the_format_and_a_mislabel_is_refused(store_dir: Path) -> None:
+    sarif = store_dir / "picked.sarif"
+    code, _, err = audit(store_dir, "--out", str(sarif))
+    assert code == ExitCode.OK, err
+    assert json.loads(sarif.read_text(encoding="utf-8"))["version"] == "2.1.0"
+    markdown = store_dir / "picked.MD"
+    assert audit(store_dir, "--out", str(markdown))[0] == ExitCode.OK
+    assert markdown.read_text(encoding="utf-8").startswith("#")
+    for args, said in (
+        (("--out", str(store_dir / "x.json"), "--format", "csv"), "names a json file but"),
+        (("--out", str(store_dir / "x.pdf")), "name it .txt, .json, .csv, .md or .sarif"),
+    ):
+        code, _, err = audit(store_dir, *args)
+        assert code == ExitCode.CONFIG and said in " ".join(err.split())
+    assert not (store_dir / "x.json").exists() and not (store_dir / "x.pdf").exists()
+
+
+def test_unwritable_out_is_a_usage_error(store_dir: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    code, _, err = audit(store_dir, "--out", str(blocker / "findings.json"))
+    assert code == ExitCode.CONFIG, err
+    assert "cannot write" in err and "choose another --out" in " ".join(err.split())
+
+
 def test_table_on_stdout_keeps_markup_literal(store_dir: Path) -> None:
     code, out, _ = audit(store_dir, "--latest-only")
     assert code == ExitCode.OK

@@ -85,3 +85,37 @@ def test_unwritable_out(sim_store: SimStore, tmp_path: Path) -> None:
     code, _, err = report("--store", str(sim_store.path), "--out", str(blocker / "r.html"))
     assert code == ExitCode.CONFIG
     assert "cannot write the report" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "starts"),
+    [
+        ("weekly.md", (), "# "),  # the suffix picks the format
+        ("weekly.json", (), "{"),
+        ("weekly.HTM", (), "<!DOCTYPE html>"),
+        ("weekly.txt", ("--format", "markdown"), "# "),  # --format decides for other names
+    ],
+)
+def test_out_suffix_picks_the_format(
+    sim_store: SimStore, tmp_path: Path, name: str, args: tuple[str, ...], starts: str
+) -> None:
+    code, _, err = report("--store", str(sim_store.path), "--out", str(tmp_path / name), *args)
+    assert code == ExitCode.OK, err
+    assert (tmp_path / name).read_text(encoding="utf-8").startswith(starts)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "said"),
+    [
+        ("weekly.pdf", (), "name it .html, .htm, .md, .json or .csv"),
+        ("weekly", (), "print the HTML report from a browser"),
+        ("weekly.md", ("--format", "html"), "names a markdown file but --format is html"),
+    ],
+)
+def test_out_that_would_mislabel_the_report_is_refused(
+    sim_store: SimStore, tmp_path: Path, name: str, args: tuple[str, ...], said: str
+) -> None:
+    code, _, err = report("--store", str(sim_store.path), "--out", str(tmp_path / name), *args)
+    assert code == ExitCode.CONFIG
+    assert said in " ".join(err.split())
+    assert not (tmp_path / name).exists()

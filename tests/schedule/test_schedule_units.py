@@ -71,6 +71,11 @@ def test_schedule_and_notify_sections(tmp_path: Path) -> None:
     path.write_text('[schedule]\ncron = "every hour"\n')
     with pytest.raises(ConfigError, match="not a cron expression"):
         load_settings(path, environ={})
+    path.write_text('[schedule]\nreport = "reports/weekly.MD"\n')
+    assert load_settings(path, environ={}).schedule.report == tmp_path / "reports/weekly.MD"
+    path.write_text('[schedule]\nreport = "weekly.pdf"\n')  # once written as HTML silently
+    with pytest.raises(ConfigError, match=r"report = 'weekly.pdf': name it .html, .htm, .md"):
+        load_settings(path, environ={})
 
 
 def test_cadence_every_cron_and_jitter() -> None:

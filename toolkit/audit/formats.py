@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMATS",
+    "SUFFIXES",
     "csv_cell",
     "escape_markdown",
     "findings_table",
@@ -42,6 +43,9 @@ __all__ = [
 ]
 
 FORMATS = ("table", "json", "csv", "markdown", "sarif")
+SUFFIXES = {".txt": "table", ".json": "json", ".csv": "csv", ".md": "markdown",
+            ".sarif": "sarif"}  # fmt: skip
+"""The file names that pick a format for ``platform-audit audit --out``."""
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
 _SCALARS = (float, int, str, datetime, date, type(pd.NaT), type(pd.NA))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.report.report_data import ReportData, gather_report
+from toolkit.report_formats import REPORT_FORMATS
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
     from toolkit.snapshot import Store
 
 __all__ = ["REPORT_FORMATS", "render_report", "render_report_data", "write_report", "write_text"]
-
-REPORT_FORMATS = ("html", "markdown", "json", "csv")
 
 
 def write_report(

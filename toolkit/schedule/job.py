@@ -28,6 +28,7 @@ from toolkit.errors import (
     StoreError,
 )
 from toolkit.exit_codes import ExitCode
+from toolkit.report_formats import format_of
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -52,7 +53,6 @@ EXIT_CODES = {
     "store": int(ExitCode.STORE),
     "interrupted": int(ExitCode.INTERRUPTED),
 }
-_REPORT_SUFFIXES = {".html": "html", ".md": "markdown", ".json": "json", ".csv": "csv"}
 FATAL = frozenset({"auth", "config", "locked"})  # no later run succeeds without a person
 TRANSIENT = frozenset({"unavailable", "store"})  # retried after a backoff
 
@@ -256,7 +256,7 @@ def _report(settings: Settings, result: AuditResult, outcome: RunOutcome) -> Non
     path: Path | None = settings.schedule.report
     if path is None:
         return
-    format = _REPORT_SUFFIXES.get(path.suffix.lower(), "html")
+    format = format_of(path) or "html"  # the settings refuse other names
     try:
         write_report(Store.open(settings.store_url), path, format=format, settings=settings)
     except (OSError, ValueError, ToolkitError) as exc:

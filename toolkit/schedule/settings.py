@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.errors import ConfigError
+from toolkit.report_formats import format_of, suffixes_text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -167,6 +168,11 @@ def schedule_from_file(table: Mapping[str, Any], source: Path | None) -> Schedul
     for key in ("status_file", "report"):
         if key in table:
             values[key] = base / Path(table[key]).expanduser()
+    if "report" in table and format_of(values["report"]) is None:
+        raise ConfigError(
+            f"{where} report = {table['report']!r}: name it {suffixes_text()} (the suffix "
+            "picks the format; for PDF, print the HTML report from a browser)"
+        )
     if "audit" in table:
         values["audit"] = table["audit"]
     if "vacuum_retention_hours" in table:
