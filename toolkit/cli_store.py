@@ -144,11 +144,14 @@ def retain(
     daily_days: Annotated[int, typer.Option(help="Then one per day for this many days.")] = 365,
 ) -> None:
     """Apply the retention policy: prune snapshots it does not keep (the chain stays)."""
-    policy = RetentionPolicy(
-        keep_all_for=timedelta(days=keep_all_days),
-        hourly_for=timedelta(days=hourly_days),
-        daily_for=timedelta(days=daily_days),
-    )
+    try:
+        policy = RetentionPolicy(
+            keep_all_for=timedelta(days=keep_all_days),
+            hourly_for=timedelta(days=hourly_days),
+            daily_for=timedelta(days=daily_days),
+        )
+    except ValueError as exc:  # a negative period
+        raise fail(f"{exc}: give 0 or more days", ExitCode.CONFIG) from None
     report = _open(store).apply_retention(policy)
     console.print(
         f"kept {len(report.kept)} snapshot(s), pruned {len(report.pruned)}, deleted "

@@ -38,6 +38,9 @@ def test_ls_verify_and_maintenance_commands(tmp_path: Path, write_snapshot: Writ
         assert result.exit_code == 0, (command, result.output)
     result = runner.invoke(store_app, ["retain", *args])
     assert result.exit_code == 0 and "kept" in result.output
+    result = runner.invoke(store_app, ["retain", "--daily-days", "-1", *args])
+    assert result.exit_code == 2 and "give 0 or more days" in result.output  # not a traceback
+    assert len(store.snapshots()) == 2
 
     DeltaTable(store.table_uri("services")).update(
         new_values={"replicas": 99}, predicate=f"snapshot_id = '{infos[1].snapshot_id}'"
