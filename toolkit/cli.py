@@ -103,7 +103,10 @@ def init(
     """Write a commented example configuration file."""
     if path.exists() and not force:
         raise fail(f"{path} exists; pass --force to overwrite it", ExitCode.CONFIG)
-    path.write_text(example_config(), encoding="utf-8")
+    try:
+        path.write_text(example_config(), encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"cannot write {path}: {exc.strerror or exc}", ExitCode.CONFIG) from None
     console.print(
         Text(f"wrote {path}: set base_url, then export PLATFORM_API_KEY and run "
              "`platform-audit check`")

@@ -99,7 +99,7 @@ def gc(
     min_age_minutes: Annotated[
         int,
         typer.Option(
-            "--min-age-minutes", help="Keep orphans younger than this (in-flight writes)."
+            "--min-age-minutes", min=0, help="Keep orphans younger than this (in-flight writes)."
         ),
     ] = 60,
 ) -> None:
@@ -126,7 +126,8 @@ def compact(store: StoreOpt = None) -> None:
 def vacuum(
     store: StoreOpt = None,
     retention_hours: Annotated[
-        int, typer.Option("--retention-hours", help="Keep unreferenced files younger than this.")
+        int,
+        typer.Option("--retention-hours", min=0, help="Keep unreferenced files younger than this."),
     ] = 168,
 ) -> None:
     """Remove files that no table version within the retention needs."""
@@ -139,19 +140,22 @@ def vacuum(
 @store_app.command("retain")
 def retain(
     store: StoreOpt = None,
-    keep_all_days: Annotated[int, typer.Option(help="Keep every snapshot this many days.")] = 0,
-    hourly_days: Annotated[int, typer.Option(help="Then one per hour for this many days.")] = 7,
-    daily_days: Annotated[int, typer.Option(help="Then one per day for this many days.")] = 365,
+    keep_all_days: Annotated[
+        int, typer.Option(min=0, help="Keep every snapshot this many days.")
+    ] = 0,
+    hourly_days: Annotated[
+        int, typer.Option(min=0, help="Then one per hour for this many days.")
+    ] = 7,
+    daily_days: Annotated[
+        int, typer.Option(min=0, help="Then one per day for this many days.")
+    ] = 365,
 ) -> None:
     """Apply the retention policy: prune snapshots it does not keep (the chain stays)."""
-    try:
-        policy = RetentionPolicy(
-            keep_all_for=timedelta(days=keep_all_days),
-            hourly_for=timedelta(days=hourly_days),
-            daily_for=timedelta(days=daily_days),
-        )
-    except ValueError as exc:  # a negative period
-        raise fail(f"{exc}: give 0 or more days", ExitCode.CONFIG) from None
+    policy = RetentionPolicy(
+        keep_all_for=timedelta(days=keep_all_days),
+        hourly_for=timedelta(days=hourly_days),
+        daily_for=timedelta(days=daily_days),
+    )
     report = _open(store).apply_retention(policy)
     console.print(
         f"kept {len(report.kept)} snapshot(s), pruned {len(report.pruned)}, deleted "

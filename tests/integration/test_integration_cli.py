@@ -86,6 +86,9 @@ def test_init_writes_a_file_once(tmp_path: Path) -> None:
     again = runner.invoke(app, ["init", str(target)])
     assert again.exit_code == ExitCode.CONFIG
     assert "--force" in again.output
+    nowhere = runner.invoke(app, ["init", str(tmp_path / "missing" / "x.toml")])
+    assert nowhere.exit_code == ExitCode.CONFIG  # not a traceback
+    assert "cannot write" in nowhere.output and "No such file or directory" in nowhere.output
 
 
 def test_messages_print_brackets_as_they_are(tmp_path: Path) -> None:

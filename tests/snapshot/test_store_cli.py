@@ -38,8 +38,14 @@ def test_ls_verify_and_maintenance_commands(tmp_path: Path, write_snapshot: Writ
         assert result.exit_code == 0, (command, result.output)
     result = runner.invoke(store_app, ["retain", *args])
     assert result.exit_code == 0 and "kept" in result.output
-    result = runner.invoke(store_app, ["retain", "--daily-days", "-1", *args])
-    assert result.exit_code == 2 and "give 0 or more days" in result.output  # not a traceback
+    for command in (  # negative periods: usage errors, not tracebacks
+        ["retain", "--daily-days", "-1"],
+        ["vacuum", "--retention-hours", "-5"],
+        ["gc", "--min-age-minutes", "-1"],  # would delete rows of writes still going on
+    ):
+        result = runner.invoke(store_app, [*command, *args])
+        assert result.exit_code == 2, (command, result.output)
+        assert f"Invalid value for '{command[1]}'" in result.output, command
     assert len(store.snapshots()) == 2
 
     DeltaTable(store.table_uri("services")).update(
