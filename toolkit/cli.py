@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from deltalake.exceptions import DeltaError
 from rich.console import Console
 from rich.text import Text
 
@@ -23,9 +24,9 @@ from toolkit.cli_report import register as register_report
 from toolkit.cli_schedule import register as register_schedule
 from toolkit.cli_store import sql_command, store_app
 from toolkit.config import DEFAULT_CONFIG_NAME, example_config, load_settings
-from toolkit.errors import CollectionAborted, ConfigError, PlatformUnavailable
+from toolkit.errors import CollectionAborted, ConfigError, PlatformUnavailable, StoreError
 from toolkit.exit_codes import ExitCode
-from toolkit.snapshot_job import describe_run, take_snapshot
+from toolkit.snapshot_job import describe_run, store_failure, take_snapshot
 
 __all__ = ["ExitCode", "app"]
 
@@ -156,8 +157,9 @@ def snapshot(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
 ) -> None:
-    """Collect the platform into one snapshot: exit 0 complete, 3 partial, 4 refused, 2 config."""
-
+    """Collect the platform into one snapshot: exit 0 complete, 3 partial, 4 refused, 2 config,
+    5 unreachable, 7 store not writable."""
+    url = store or "the store"  # until the settings say which
     try:
         settings = load_settings(
             config,
@@ -166,6 +168,7 @@ def snapshot(
             store_url=store,
             audited=_credential_pairs(credential or []),
         )
+        url = settings.store_url
         settings.require_base_url()
         settings.token()
         run = take_snapshot(settings, as_of=_utc(as_of), quiet=quiet)
@@ -175,6 +178,8 @@ def snapshot(
         raise fail(str(exc), ExitCode.AUTH) from None
     except PlatformUnavailable as exc:
         raise fail(str(exc), ExitCode.UNREACHABLE) from None
+    except (OSError, DeltaError, StoreError) as exc:  # full disk, permissions, bucket
+        raise fail(store_failure(url, exc), ExitCode.STORE) from None
     console.print(describe_run(run, settings.store_url))
     if run.info.status != "complete":
         err.print(

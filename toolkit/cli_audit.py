@@ -23,7 +23,7 @@ from rich.text import Text
 
 from toolkit.cli_options import ConfigOpt, StoreOpt, fail, output_format
 from toolkit.config import FAIL_ON, load_settings
-from toolkit.errors import AuditError, CheckDefinitionError, ConfigError
+from toolkit.errors import AuditError, CheckDefinitionError, ConfigError, StoreError
 from toolkit.exit_codes import ExitCode
 
 if TYPE_CHECKING:
@@ -101,6 +101,8 @@ def audit_command(
         )
     except (ConfigError, CheckDefinitionError, AuditError) as exc:
         raise fail(str(exc), ExitCode.CONFIG) from None
+    except StoreError as exc:  # the store could not be read: URL, credentials, permissions
+        raise fail(str(exc), ExitCode.STORE) from None
     text = render(result, format)
     if out is not None:
         from toolkit.report.report_writer import write_text
@@ -155,6 +157,8 @@ def diff_command(
         )
     except (ConfigError, CheckDefinitionError, AuditError) as exc:
         raise fail(str(exc), ExitCode.CONFIG) from None
+    except StoreError as exc:  # the store could not be read: URL, credentials, permissions
+        raise fail(str(exc), ExitCode.STORE) from None
     if format == "json":
         sys.stdout.write(json.dumps(diff_json(change), indent=2, ensure_ascii=False) + "\n")
     else:

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from toolkit.cli_options import ConfigOpt, StoreOpt, fail, output_format
 from toolkit.config import load_settings
-from toolkit.errors import AuditError, CheckDefinitionError, ConfigError
+from toolkit.errors import AuditError, CheckDefinitionError, ConfigError, StoreError
 from toolkit.exit_codes import ExitCode
 from toolkit.report_formats import REPORT_FORMATS, REPORT_SUFFIXES, suffixes_text
 
@@ -101,6 +101,8 @@ def report_command(
         write_text(target, text)
     except (ConfigError, CheckDefinitionError, AuditError) as exc:
         raise fail(str(exc), ExitCode.CONFIG) from None
+    except StoreError as exc:  # the store could not be read: URL, credentials, permissions
+        raise fail(str(exc), ExitCode.STORE) from None
     except OSError as exc:
         message = f"cannot write the report: {exc}; choose another --out"
         raise fail(message, ExitCode.CONFIG) from None

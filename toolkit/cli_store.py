@@ -10,23 +10,28 @@ S3 settings come from the usual ``AWS_*`` environment variables.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import sys
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
+from deltalake.exceptions import DeltaError
 from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
 from toolkit.cli_options import StoreOpt, fail
 from toolkit.config import load_settings
-from toolkit.errors import ConfigError
+from toolkit.errors import ConfigError, StoreError
 from toolkit.exit_codes import ExitCode
 from toolkit.snapshot import RetentionPolicy, Store
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
     import duckdb
     import pyarrow as pa
 
@@ -47,10 +52,37 @@ def resolve_store_url(store: str | None) -> str:
 
 def _open(store: str | None) -> Store:
     """The existing store (every command here reads or maintains one; none creates it)."""
+    return Store.open(resolve_store_url(store), create=False)
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    """End a store command with one message: exit 2 for a bad setting or a missing store,
+    7 for a store that cannot be read or written (URL, credentials, disk, permissions)."""
     try:
-        return Store.open(resolve_store_url(store), create=False)
+        yield
     except ConfigError as exc:  # a malformed configuration file, or StoreNotFound
         raise fail(str(exc), ExitCode.CONFIG) from None
+    except StoreError as exc:
+        raise fail(str(exc), ExitCode.STORE) from None
+    except (OSError, DeltaError) as exc:  # every file these commands touch is the store's
+        message = f"the store could not be read or written: {exc}"
+        raise fail(message, ExitCode.STORE) from None
+
+
+def _command(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """``@store_app.command(name)``, with the command's store errors said in one message."""
+
+    def register(command: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> None:
+            with _store_errors():
+                command(*args, **kwargs)
+
+        store_app.command(name)(run)
+        return command
+
+    return register
 
 
 def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:
@@ -64,7 +96,7 @@ def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:
     return out
 
 
-@store_app.command("ls")
+@_command("ls")
 def ls(store: StoreOpt = None) -> None:
     """List snapshots, oldest first, with status, row count and chain hash."""
     snapshots = _open(store).snapshots()
@@ -79,7 +111,7 @@ def ls(store: StoreOpt = None) -> None:
         console.print(f"newest chain_hash: {snapshots[-1].chain_hash}", highlight=False)
 
 
-@store_app.command("verify")
+@_command("verify")
 def verify(store: StoreOpt = None) -> None:
     """Recompute content hashes and check the chain; exit 1 when history was altered."""
     report = _open(store).verify()
@@ -93,7 +125,7 @@ def verify(store: StoreOpt = None) -> None:
         raise typer.Exit(1)
 
 
-@store_app.command("gc")
+@_command("gc")
 def gc(
     store: StoreOpt = None,
     min_age_minutes: Annotated[
@@ -114,7 +146,7 @@ def gc(
     )
 
 
-@store_app.command("compact")
+@_command("compact")
 def compact(store: StoreOpt = None) -> None:
     """Rewrite many small files into few large ones."""
     report = _open(store).compact()
@@ -122,7 +154,7 @@ def compact(store: StoreOpt = None) -> None:
     console.print(_table("data files", ["table", "before", "after"], rows))
 
 
-@store_app.command("vacuum")
+@_command("vacuum")
 def vacuum(
     store: StoreOpt = None,
     retention_hours: Annotated[
@@ -137,7 +169,7 @@ def vacuum(
     console.print(f"removed {report.total} file(s)", highlight=False)
 
 
-@store_app.command("retain")
+@_command("retain")
 def retain(
     store: StoreOpt = None,
     keep_all_days: Annotated[
@@ -170,7 +202,8 @@ def sql_command(query: str, store: str | None = None, format: str = "table") -> 
         raise typer.BadParameter("format must be table, csv or json", param_hint="--format")
     import duckdb
 
-    con = _open(store).duckdb()
+    with _store_errors():
+        con = _open(store).duckdb()
     try:
         # DuckDB's stubs say sql() always returns a relation; it returns None for statements.
         result = cast("duckdb.DuckDBPyRelation | None", con.sql(query))

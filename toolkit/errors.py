@@ -37,6 +37,7 @@ __all__ = [
     "SchemaMismatchError",
     "StoreError",
     "StoreNotFound",
+    "StoreUnavailable",
     "ToolkitError",
     "UnsafeIdError",
     "WaiverError",
@@ -107,6 +108,11 @@ class LockHeld(ScheduleError):
 
 class StoreError(ToolkitError):
     """Base class of the store's errors."""
+
+
+class StoreUnavailable(StoreError):
+    """A store table could not be opened: the URL, the network, the credentials or the
+    folder's permissions; the message says which table and what the storage answered."""
 
 
 class StoreNotFound(StoreError, ConfigError):

@@ -24,5 +24,5 @@ class ExitCode(enum.IntEnum):
     AUTH = 4  # the credential was refused (missing, expired or revoked)
     UNREACHABLE = 5  # the platform could not be reached or kept failing
     LOCKED = 6  # another job holds the store's lock (platform-audit schedule)
-    STORE = 7  # the store could not be written: full disk, permissions
+    STORE = 7  # the store could not be read or written: URL, credentials, disk, permissions
     INTERRUPTED = 130  # a scheduled run stopped by a signal before its snapshot committed

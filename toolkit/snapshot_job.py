@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from toolkit.config import Settings
     from toolkit.snapshot import FaultHook, SnapshotInfo
 
-__all__ = ["SnapshotRun", "describe_run", "take_snapshot"]
+__all__ = ["SnapshotRun", "describe_run", "store_failure", "take_snapshot"]
 
 
 @dataclass(frozen=True)
@@ -148,3 +148,17 @@ def describe_run(run: SnapshotRun, store_url: str) -> RenderableType:
         f"({result.min_calls} needed), retries {retries}; {len(result.errors)} failed calls"
     )
     return Group(table, Text(facts))
+
+
+def store_failure(store_url: str, exc: BaseException) -> str:
+    """What to say when a snapshot could not be written to the store (full disk,
+    permissions, an unreachable bucket): the writer commits a snapshot whole or not at all."""
+    if isinstance(exc, OSError) and exc.strerror:
+        cause = exc.strerror
+    else:
+        cause = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    return (
+        f"the store {store_url} could not be written ({cause}): free space or fix its "
+        "permissions or credentials; nothing of this run was committed and earlier snapshots "
+        "are intact"
+    )

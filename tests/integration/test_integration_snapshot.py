@@ -179,6 +179,18 @@ def test_refused_key_on_an_empty_store_leaves_no_snapshot(faulty: Platform) -> N
     assert faulty.snapshot_count() == 0
 
 
+def test_a_store_that_cannot_be_written_exits_7_with_what_to_do(
+    platform: Platform, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    result = platform.snapshot(PLATFORM_AUDIT_STORE=str(blocker / "store"))
+    assert result.exit_code == ExitCode.STORE, result.output  # once a traceback, exit 1
+    message = " ".join(result.stderr.split())
+    assert f"the store {blocker / 'store'} could not be written" in message
+    assert "nothing of this run was committed" in message
+
+
 @pytest.mark.parametrize(
     ("args", "env", "advice"),
     [

@@ -134,3 +134,31 @@ def test_open_without_create_refuses_a_folder_that_holds_no_store(tmp_path: Path
         Store.open(tmp_path, create=False)  # exists, but no snapshot was ever written there
     Store.open(tmp_path / "new")  # the default creates, as the snapshot command needs
     assert (tmp_path / "new").is_dir()
+
+
+def test_a_store_that_cannot_be_read_is_one_message_and_exit_7(
+    tmp_path: Path, write_snapshot: WriteSnapshot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unreachable bucket or missing credentials: the storage library's error chain (with
+    its terminal colours) once ended every reading command in a traceback."""
+    from toolkit.cli import app
+    from toolkit.snapshot import store as store_module
+
+    store = Store.open(tmp_path / "s")
+    write_snapshot(store)
+    chain = (
+        "Kernel error -> Operation not supported\n  \x1b[31m↳\x1b[0m an error occurred "
+        "while loading credentials\n   \x1b[31m↳\x1b[0m request forbidden"
+    )
+
+    def unreachable(*args: object, **kwargs: object) -> None:
+        raise OSError(chain)
+
+    monkeypatch.setattr(store_module, "DeltaTable", unreachable)
+    for command in (["store", "ls"], ["store", "verify"], ["audit"], ["diff"], ["report"]):
+        result = runner.invoke(app, [*command, "--store", store.url])
+        assert result.exit_code == 7, (command, result.output)
+        message = " ".join(result.output.split())
+        assert "error: cannot open" in message, command
+        assert "↳ an error occurred while loading credentials ↳ request forbidden" in message
+        assert "\x1b[" not in result.output and "Traceback" not in result.output

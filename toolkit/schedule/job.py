@@ -143,7 +143,7 @@ def _probe(settings: Settings, outcome: RunOutcome) -> bool:
 def _snapshot(
     settings: Settings, outcome: RunOutcome, fault_hook: FaultHook | None
 ) -> SnapshotRun | None:
-    from toolkit.snapshot_job import take_snapshot
+    from toolkit.snapshot_job import store_failure, take_snapshot
 
     try:
         run = take_snapshot(settings, quiet=True, fault_hook=fault_hook)
@@ -157,12 +157,7 @@ def _snapshot(
         outcome.fail("config", str(exc))
         return None
     except (OSError, DeltaError, StoreError) as exc:
-        outcome.fail(
-            "store",
-            f"the store {settings.store_url} could not be written ({_describe_os_error(exc)}): "
-            "free space or fix its permissions; nothing of this run was committed and earlier "
-            "snapshots are intact",
-        )
+        outcome.fail("store", store_failure(settings.store_url, exc))
         return None
     info = run.info
     outcome.snapshot_id = info.snapshot_id
@@ -186,12 +181,6 @@ def _snapshot(
 
 def _is_unavailable(status: object) -> bool:
     return status is None or status == 429 or (isinstance(status, int) and status >= 500)
-
-
-def _describe_os_error(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
 def _audit(settings: Settings, outcome: RunOutcome) -> AuditResult | None:

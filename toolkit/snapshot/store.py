@@ -22,6 +22,7 @@ concurrent writer would fork the hash chain, which ``verify`` reports.
 from __future__ import annotations
 
 import os
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,9 +30,9 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, write_deltalake
-from deltalake.exceptions import TableNotFoundError
+from deltalake.exceptions import DeltaError, TableNotFoundError
 
-from toolkit.errors import StoreNotFound
+from toolkit.errors import StoreNotFound, StoreUnavailable
 from toolkit.snapshot.schema_tables import TABLES
 from toolkit.snapshot.snapshot_ids import new_snapshot_id
 from toolkit.snapshot.snapshot_info import SnapshotInfo
@@ -181,6 +182,12 @@ class Store:
             return DeltaTable(self.table_uri(name), storage_options=self._options or None)
         except TableNotFoundError:
             return None
+        except (OSError, DeltaError) as exc:  # no route, no credentials, no permission
+            raise StoreUnavailable(
+                f"cannot open {self.table_uri(name)}: {_storage_message(exc)}; check the store "
+                "URL and its credentials (for S3: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+                "AWS_REGION, AWS_ENDPOINT_URL) or the folder's permissions"
+            ) from exc
 
     def _dataset(self, name: str) -> ds.Dataset | None:
         delta = self._delta(name)
@@ -295,3 +302,13 @@ def _files_holding(delta: DeltaTable, root: str, snapshot_ids: Collection[str]) 
         if lo is None or hi is None or any(lo <= sid <= hi for sid in wanted):
             chosen.append(f"{root}/{unquote(path)}")
     return tuple(chosen)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _storage_message(exc: BaseException) -> str:
+    """The storage library's error chain on one line, without terminal colours (it colours
+    the arrows of its "caused by" chain), and short enough for one message."""
+    text = " ".join(_ANSI.sub("", str(exc) or type(exc).__name__).split())
+    return text if len(text) <= 400 else text[:399] + "…"
