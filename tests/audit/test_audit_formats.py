@@ -153,3 +153,19 @@ def test_the_subset_schema_rejects_broken_sarif(result: AuditResult) -> None:
 def test_unknown_format(result: AuditResult) -> None:
     with pytest.raises(ValueError, match="format must be one of"):
         render(result, "xml")
+
+
+def test_table_fits_80_columns_and_keeps_every_word(result: AuditResult) -> None:
+    """A terminal's (or a pipe's) 80 columns: the reason keeps most of the width, the team
+    sits under the resource and a waiver under the reason; no word is cut off."""
+    buffer = io.StringIO()
+    Console(file=buffer, width=80, color_system=None).print(findings_table(result))
+    text = buffer.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    words = set(text.split())
+    for f in result.findings.to_dict("records"):
+        assert set(str(f["reason"]).split()) <= words, f["reason"]
+        assert str(f["team_name"] or f["team_id"]).split()[0] in words
+    waived = result.findings[result.findings["waived"]]
+    assert not waived.empty
+    assert f"waived by {waived['waiver_owner'].iloc[0]}" in " ".join(text.split())

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -179,19 +180,35 @@ def to_markdown(result: AuditResult) -> str:
 
 
 def findings_table(result: AuditResult) -> RenderableType:
-    """A rich table of the findings and a one-line summary; cell text is never markup."""
-    table = Table(title=Text(f"findings in snapshot {result.target.snapshot_id}"))
-    for column in ("severity", "state", "check", "resource", "team", "reason", "waived"):
-        table.add_column(column)
+    """A rich table of the findings and a one-line summary; cell text is never markup.
+
+    Laid out for an 80-column terminal too: the team goes under the resource's name and a
+    waiver under the reason, so the reason column keeps most of the width and wraps
+    without losing a word (:func:`to_csv` and ``--format json`` have every field)."""
+    table = Table(
+        title=Text(f"findings in snapshot {result.target.snapshot_id}"),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    for column in ("severity", "state", "check"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("resource / team", max_width=28, overflow="fold")
+    table.add_column("reason", ratio=1, min_width=20, overflow="fold")
     for f in frame_records(result.findings):
+        resource = Text(str(f["resource_name"] or f["resource_id"]))
+        team = f["team_name"] or f["team_id"]
+        if team:
+            resource.append(f"\n{team}", style="dim")
+        reason = Text(str(f["reason"] or ""))
+        if f["waived"]:
+            until = f" until {f['waiver_expires']}" if f["waiver_expires"] else ""
+            reason.append(f"\nwaived by {f['waiver_owner']}{until}", style="dim")
         table.add_row(
             Text(str(f["severity"]), style=_STYLE.get(str(f["severity"]), "")),
             Text(str(f["state"])),
             Text(str(f["check_id"])),
-            Text(str(f["resource_name"] or f["resource_id"])),
-            Text(str(f["team_name"] or f["team_id"] or "")),
-            Text(str(f["reason"] or "")),
-            Text(f"yes ({f['waiver_owner']})" if f["waived"] else "no"),
+            resource,
+            reason,
         )
     counts = result.summary().sum()
     line = ", ".join(f"{int(counts[k])} {k}" for k in counts.index)
