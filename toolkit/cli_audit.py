@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -194,9 +195,11 @@ def diff_renderable(change: SnapshotDiff) -> RenderableType:
     from toolkit.audit.formats import frame_records
 
     title = f"from {change.before.snapshot_id} to {change.after.snapshot_id}"
-    services = Table(title=Text(f"services {title}"))
+    # Lighter boxes, and long ids and field names fold rather than end in "…": a terminal's
+    # 80 columns must not hide which service or field changed.
+    services = Table(title=Text(f"services {title}"), box=box.SIMPLE_HEAD)
     for column in ("change", "service", "id", "fields"):
-        services.add_column(column)
+        services.add_column(column, overflow="fold")
     for label, frame in (
         ("added", change.added),
         ("removed", change.removed),
@@ -207,9 +210,9 @@ def diff_renderable(change: SnapshotDiff) -> RenderableType:
             services.add_row(
                 Text(label), Text(str(row["name"])), Text(str(row["id"])), Text(fields)
             )
-    findings = Table(title=Text("findings"))
+    findings = Table(title=Text("findings"), box=box.SIMPLE_HEAD)
     for column in ("state", "severity", "check", "resource", "reason"):
-        findings.add_column(column)
+        findings.add_column(column, overflow="fold")
     for f in frame_records(change.findings):
         findings.add_row(
             Text(str(f["state"])),

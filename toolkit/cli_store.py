@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from deltalake.exceptions import DeltaError
+from rich import box
 from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
@@ -88,9 +89,9 @@ def _command(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
 def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:
     """Rows as a rich table of plain text: values come from the platform (a service may be
     named "[bold]x" or "[/]") and column names from the query, so none is read as markup."""
-    out = RichTable(title=Text(title))
-    for column in columns:
-        out.add_column(Text(column))
+    out = RichTable(title=Text(title), box=box.SIMPLE_HEAD, min_width=len(title) + 2)
+    for column in columns:  # long ids fold rather than end in "…": they are copied from here
+        out.add_column(Text(column), overflow="fold")
     for row in rows:
         out.add_row(*(Text("" if v is None else str(v)) for v in row))
     return out
@@ -101,11 +102,11 @@ def ls(store: StoreOpt = None) -> None:
     """List snapshots, oldest first, with status, row count and chain hash."""
     snapshots = _open(store).snapshots()
     rows = [
-        [s.seq, s.snapshot_id, s.snapshot_at.isoformat(), s.status, sum(s.row_counts.values()),
-         s.credential_name, s.chain_hash[:16]]
+        [s.seq, s.snapshot_id, f"{s.snapshot_at:%Y-%m-%d %H:%M:%S}", s.status,
+         sum(s.row_counts.values()), s.credential_name, s.chain_hash[:12]]
         for s in snapshots
     ]  # fmt: skip
-    columns = ["seq", "snapshot_id", "snapshot_at", "status", "rows", "credential", "chain_hash"]
+    columns = ["seq", "snapshot_id", "taken (UTC)", "status", "rows", "credential", "chain_hash"]
     console.print(_table(f"{len(snapshots)} snapshot(s)", columns, rows))
     if snapshots:
         console.print(f"newest chain_hash: {snapshots[-1].chain_hash}", highlight=False)
