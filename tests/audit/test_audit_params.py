@@ -54,9 +54,13 @@ def test_settings_overrides_apply_to_given_specs(tmp_path: Path) -> None:
     [
         ({"TST002": {"min_replica": 3}}, "does not declare"),
         ({"NOP001": {"x": 1}}, "no check NOP001 is loaded"),
+        # the wrong kind of value: refused with the setting named, not mid-audit by DuckDB
+        ({"TST002": {"min_replicas": "3"}}, r"TST002.min_replicas = '3', .* as a number"),
+        ({"TST002": {"min_replicas": True}}, "write a number, without quotes"),
+        ({"TST002": {"label": 5}}, r"TST002.label = 5, .* as text .*: write it in quotes"),
     ],
 )
-def test_unknown_settings_are_refused(
+def test_unknown_or_mistyped_settings_are_refused(
     overrides: dict[str, dict[str, object]], message: str
 ) -> None:
     with pytest.raises(CheckDefinitionError, match=message):

@@ -111,8 +111,26 @@ class CheckSpec:
                     f"configuration sets {self.id}.{name}, which {self.id} does not declare "
                     f"(its parameters: {known}); remove or rename the setting"
                 )
-            values[name] = value
+            values[name] = _typed(self, self.params[name], value)
         return values
+
+
+def _typed(spec: CheckSpec, param: CheckParam, value: object) -> object:
+    """``value`` if it has the kind of its default (a number for a number, text for text);
+    else the setting is refused here, not by DuckDB's conversion error mid-audit."""
+    numeric = isinstance(param.default, int | float)
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    if numeric and not is_number:
+        raise CheckDefinitionError(
+            f"configuration sets {spec.id}.{param.name} = {value!r}, but {spec.id} reads it as "
+            f"a number (default {param.default}): write a number, without quotes"
+        )
+    if not numeric and not isinstance(value, str):
+        raise CheckDefinitionError(
+            f"configuration sets {spec.id}.{param.name} = {value!r}, but {spec.id} reads it as "
+            f"text (default {param.default!r}): write it in quotes"
+        )
+    return value
 
 
 def parse_check(text: str, path: Path) -> CheckSpec:
