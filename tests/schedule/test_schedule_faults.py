@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import logging
 import time
 from typing import TYPE_CHECKING
 
@@ -132,6 +133,21 @@ def test_the_lease_is_renewed_during_a_run_and_its_loss_stops_the_job(
     assert "lost during this run" in failure["reason"] and "store verify" in failure["reason"]
     assert failure["snapshot_id"] == job.status()["last_run"]["snapshot_id"]
     assert job.snapshots() == ["complete"]  # the run finished; no other began
+
+
+def test_an_unreachable_lock_store_before_a_run_is_a_warning_not_a_crash(
+    job: Job, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The lease outlives one failed renewal: the run goes ahead (it once raised out)."""
+    settings = _settings(job, monkeypatch)
+    lease = ScriptedLease(OSError("connection reset"), thread="MainThread")
+    monkeypatch.setattr("toolkit.schedule.runner.acquire_lock", lambda *_, **__: lease)
+    scheduler = Scheduler(settings, cadence=Cadence.every(30), max_runs=1,
+                          status_file=job.status_file)  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="toolkit.schedule"):
+        assert scheduler.run() == ExitCode.OK
+    assert "could not renew the store's lock (OSError: connection reset)" in caplog.text
+    assert job.snapshots() == ["complete"]
 
 
 def test_a_lease_lost_between_runs_stops_the_job(job: Job, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -157,7 +157,7 @@ class Scheduler:
         started = time.perf_counter()
         try:
             if self._lock is not None:
-                self._lock.renew()
+                renew_or_warn(self._lock)  # an unreachable store: the lease still runs
                 with LeaseKeeper(self._lock, every_s=self._renew_every_s) as keeper:
                     outcome = run_job(self.settings, run_id=run_id, fault_hook=self._fault_hook)
                 if keeper.lost is not None:
