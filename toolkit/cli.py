@@ -221,7 +221,7 @@ def _utc(moment: datetime | None) -> datetime | None:
 @sim_app.command("serve")
 def sim_serve(
     host: Annotated[str, typer.Option(help="Loopback address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port; 0 picks a free one.")] = 0,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port; 0 picks a free one.")] = 0,
     seed: Annotated[int, typer.Option(help="World seed: same seed, same world.")] = 7,
     services: Annotated[int, typer.Option(help="Services in the world (5 to 50,000).")] = 40,
     faults: Annotated[
@@ -250,6 +250,10 @@ def sim_serve(
         )
     except ValueError as exc:
         raise fail(str(exc), ExitCode.CONFIG) from None
+    except OSError as exc:  # the port is taken, or the host is not this machine's
+        where = f"{host}:{port}"
+        raise fail(f"cannot serve on {where}: {exc.strerror or exc}; pick another --port "
+                   "(0 picks a free one) or --host", ExitCode.CONFIG) from None  # fmt: skip
 
 
 @app.command()

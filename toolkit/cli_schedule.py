@@ -23,7 +23,7 @@ import typer
 
 from toolkit.cli_options import ConfigOpt, StoreOpt, fail
 from toolkit.config import load_settings
-from toolkit.errors import ConfigError, LockHeld
+from toolkit.errors import ConfigError, LockHeld, StoreError
 from toolkit.exit_codes import ExitCode
 
 if TYPE_CHECKING:
@@ -93,11 +93,16 @@ def schedule_command(
         scheduler = Scheduler(settings, cadence=cadence, max_runs=max_runs, status_file=status_file)
         with _signals(scheduler.stop):
             code = scheduler.run()
-    except LockHeld as exc:
+    except (LockHeld, ConfigError, StoreError) as exc:  # the job cannot start
+        code = (
+            ExitCode.LOCKED if isinstance(exc, LockHeld)
+            else ExitCode.CONFIG if isinstance(exc, ConfigError)
+            else ExitCode.STORE
+        )  # fmt: skip
         if log_format == "json":  # the log stream stays one JSON object per line
-            logger.error("%s", exc, extra={"fields": {"exit_code": int(ExitCode.LOCKED)}})
-            raise typer.Exit(int(ExitCode.LOCKED)) from None
-        raise fail(str(exc), ExitCode.LOCKED) from None
+            logger.error("%s", exc, extra={"fields": {"exit_code": int(code)}})
+            raise typer.Exit(int(code)) from None
+        raise fail(str(exc), code) from None
     finally:
         logging.getLogger("toolkit").removeHandler(handler)
     raise typer.Exit(code)

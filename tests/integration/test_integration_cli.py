@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -104,6 +105,18 @@ def test_messages_print_brackets_as_they_are(tmp_path: Path) -> None:
     level = runner.invoke(app, ["--log-level", "[/]", "version"])
     assert level.exit_code == ExitCode.CONFIG, level.output
     assert "error: --log-level '[/]' is not a level" in level.output
+
+
+def test_sim_serve_on_a_taken_or_impossible_port_is_a_usage_error() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(app, ["sim", "serve", "--port", str(port)])
+    assert result.exit_code == ExitCode.CONFIG, result.output
+    assert f"cannot serve on 127.0.0.1:{port}" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+    assert runner.invoke(app, ["sim", "serve", "--port", "99999"]).exit_code == ExitCode.CONFIG
 
 
 def test_sim_serve_prints_url_and_writes_keys(tmp_path: Path) -> None:

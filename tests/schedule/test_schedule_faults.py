@@ -164,6 +164,21 @@ def test_a_lease_lost_between_runs_stops_the_job(job: Job, monkeypatch: pytest.M
     assert job.snapshots() == ["complete"]
 
 
+def test_a_job_that_cannot_start_says_why_and_writes_nothing(job: Job) -> None:
+    """An unwritable status file (exit 2) or store path (exit 7): once tracebacks."""
+    blocker = job.tmp / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    no_status = job.run("--max-runs", "1", "--status-file", str(blocker / "status.json"))
+    assert no_status.exit_code == ExitCode.CONFIG, no_status.output
+    message = " ".join(no_status.stderr.split())
+    assert f"the status file {blocker / 'status.json'} cannot be written" in message
+    assert "--status-file" in message and job.snapshots() == []
+    no_store = job.run("--max-runs", "1", PLATFORM_AUDIT_STORE=str(blocker / "store"))
+    assert no_store.exit_code == ExitCode.STORE, no_store.output
+    assert f"cannot lock the store {blocker / 'store'}" in " ".join(no_store.stderr.split())
+    assert not job.status_file.exists()
+
+
 def test_bad_settings_exit_with_config(job: Job) -> None:
     job.config.write_text('[schedule]\nevery = "soon"\n', encoding="utf-8")
     result = job.run("--max-runs", "1")

@@ -37,7 +37,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from toolkit.errors import LockHeld, ScheduleError
+from toolkit.errors import LockHeld, ScheduleError, StoreUnavailable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -122,8 +122,14 @@ def acquire_lock(
         options = {**_S3_OPTIONS, **(storage_options or {})}
         return _LeaseLock(f"{store_url.rstrip('/')}/{S3_LOCK_NAME}", owner, ttl_s, options)
     root = Path(store_url.removeprefix("file://")).expanduser()
-    root.mkdir(parents=True, exist_ok=True)
-    return _FileLock(root / LOCAL_LOCK_NAME, owner, store_url)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        return _FileLock(root / LOCAL_LOCK_NAME, owner, store_url)
+    except OSError as exc:  # a path that cannot be a folder, or no permission
+        raise StoreUnavailable(
+            f"cannot lock the store {store_url} ({exc.strerror or exc}): give a folder this "
+            "job can write (--store, $PLATFORM_AUDIT_STORE or [store] url)"
+        ) from None
 
 
 def renew_or_warn(lock: StoreLock) -> None:

@@ -31,7 +31,7 @@ from toolkit.schedule.cadence import Cadence, backoff_delay
 from toolkit.schedule.job import EXIT_CODES, RunOutcome, run_job
 from toolkit.schedule.lock import LeaseKeeper, acquire_lock, renew_or_warn
 from toolkit.schedule.maintenance import maintain, maintenance_due
-from toolkit.schedule.status import read_status, write_status
+from toolkit.schedule.status import check_writable, read_status, write_status
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -76,6 +76,7 @@ class Scheduler:
             self.settings.store_url, owner=owner, ttl_s=self.settings.schedule.lock_ttl_s
         )
         with self._lock:
+            check_writable(self.status_file)
             self._status = read_status(self.status_file)
             self._note_unfinished_run()
             logger.info(

@@ -30,7 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["STATUS_VERSION", "read_status", "write_status"]
+from toolkit.errors import ConfigError
+
+__all__ = ["STATUS_VERSION", "check_writable", "read_status", "write_status"]
 
 STATUS_VERSION = 1
 
@@ -42,6 +44,21 @@ def read_status(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def check_writable(path: Path) -> None:
+    """Refuse a status file that cannot be written, before the job's first run rather than
+    in the middle of it (:class:`ConfigError` naming the setting)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.close(handle)
+        Path(temp).unlink()
+    except OSError as exc:
+        raise ConfigError(
+            f"the status file {path} cannot be written ({exc.strerror or exc}): fix "
+            "[schedule] status_file or --status-file"
+        ) from None
 
 
 def write_status(path: Path, status: dict[str, Any]) -> None:
