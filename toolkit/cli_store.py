@@ -66,6 +66,9 @@ def _store_errors() -> Iterator[None]:
         raise fail(str(exc), ExitCode.CONFIG) from None
     except StoreError as exc:
         raise fail(str(exc), ExitCode.STORE) from None
+    except FileNotFoundError as exc:  # deleted by hand, or a vacuum that kept too little
+        message = f"a file the store's Delta log lists is missing: {exc.filename or exc}"
+        raise fail(message, ExitCode.STORE) from None
     except (OSError, DeltaError) as exc:  # every file these commands touch is the store's
         message = f"the store could not be read or written: {exc}"
         raise fail(message, ExitCode.STORE) from None

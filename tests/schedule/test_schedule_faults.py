@@ -12,7 +12,7 @@ from job_harness import Job, ScriptedLease, json_lines
 
 from toolkit.cli import ExitCode
 from toolkit.config import Settings, load_settings
-from toolkit.errors import ScheduleError
+from toolkit.errors import ScheduleError, StoreUnavailable
 from toolkit.schedule import Cadence, Scheduler, acquire_lock
 from toolkit.sim import FaultProfile
 from toolkit.snapshot import Store
@@ -161,6 +161,25 @@ def test_a_lease_lost_between_runs_stops_the_job(job: Job, monkeypatch: pytest.M
     assert status["last_success"]["snapshot_id"] is not None
     assert status["last_failure"]["outcome"] == "locked"
     assert "another job took it" in status["last_failure"]["reason"]
+    assert job.snapshots() == ["complete"]
+
+
+def test_an_audit_that_cannot_read_the_store_fails_the_run_as_store(
+    job: Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The snapshot committed; the audit met a missing data file (it once raised out)."""
+    import toolkit.audit
+
+    def unreadable(*args: object, **kwargs: object) -> None:
+        raise StoreUnavailable("RES001 could not read the store (IO Error: no file)")
+
+    monkeypatch.setattr(toolkit.audit, "run_audit", unreadable)
+    settings = _settings(job, monkeypatch, audit=True)
+    scheduler = Scheduler(settings, cadence=Cadence.every(30), max_runs=1,
+                          status_file=job.status_file)  # fmt: skip
+    assert scheduler.run() == ExitCode.STORE
+    failure = job.status()["last_failure"]
+    assert failure["outcome"] == "store" and "could not read the store" in failure["reason"]
     assert job.snapshots() == ["complete"]
 
 

@@ -163,3 +163,28 @@ def test_a_store_that_cannot_be_read_is_one_message_and_exit_7(
         assert "error: cannot open" in message, command
         assert "↳ an error occurred while loading credentials ↳ request forbidden" in message
         assert "\x1b[" not in result.output and "Traceback" not in result.output
+
+
+def test_a_data_file_gone_from_the_store_is_exit_7_naming_it(
+    tmp_path: Path, write_snapshot: WriteSnapshot
+) -> None:
+    """Deleted by hand, or by a vacuum that kept too little: once a DuckDB traceback."""
+    from toolkit.audit import run_audit
+    from toolkit.cli import app
+    from toolkit.errors import StoreUnavailable
+
+    store = Store.open(tmp_path / "s")
+    for i in range(2):
+        write_snapshot(store, at=T0 + timedelta(minutes=i), version=i)
+    opened = store.duckdb()  # its views were made while every file was there
+    gone = sorted((tmp_path / "s" / "services").glob("*.parquet"))[0]
+    gone.unlink()
+    with pytest.raises(StoreUnavailable, match=f"could not read the store .*{gone.name}"):
+        run_audit(opened)  # a check's query meets the missing file
+    result = runner.invoke(app, ["audit", "--store", store.url, "--format", "json"])
+    assert result.exit_code == 7, result.output  # a new connection meets it first
+    message = " ".join(result.output.split())
+    assert gone.name in message and "store verify" in message, message
+    verify = runner.invoke(app, ["store", "verify", "--store", store.url])
+    assert verify.exit_code == 7, verify.output
+    assert "a file the store's Delta log lists is missing" in verify.output

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.audit.check_file import OUTPUT_COLUMNS
-from toolkit.errors import CheckDefinitionError
+from toolkit.errors import CheckDefinitionError, StoreUnavailable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from toolkit.audit.check_file import CheckSpec
 
-__all__ = ["VIEWS", "ensure_views", "install_views", "run_check"]
+__all__ = ["VIEWS", "ensure_views", "install_views", "run_check", "store_unreadable"]
 
 VIEWS = Path(__file__).with_name("views")
 """Derived views (e.g. ``credential_reach``) defined before any check runs, in name order."""
@@ -53,20 +53,37 @@ def ensure_views(con: duckdb.DuckDBPyConnection, folder: Path = VIEWS) -> None:
 
 
 def _create_view(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    import duckdb
+
     try:
         con.execute(path.read_text(encoding="utf-8"))
+    except duckdb.IOException as exc:  # the store's files, not the view's SQL
+        raise store_unreadable(path.stem, exc) from exc
     except Exception as exc:  # DuckDB raises several types; name the file in every case
         raise CheckDefinitionError(f"{path}: the view does not build: {exc}") from exc
+
+
+def store_unreadable(reader: str, exc: BaseException) -> StoreUnavailable:
+    """A DuckDB I/O error met while ``reader`` (a check id or view name) read the store: a
+    data file the Delta log lists is missing or unreadable, not a mistake in the SQL."""
+    return StoreUnavailable(
+        f"{reader} could not read the store ({exc}); `platform-audit store verify` checks "
+        "every snapshot"
+    )
 
 
 def run_check(
     con: duckdb.DuckDBPyConnection, spec: CheckSpec, overrides: Mapping[str, object] | None = None
 ) -> pa.Table:
     """Run one check's SQL with its parameters bound; refuse output of the wrong shape."""
+    import duckdb
+
     try:
         result = con.sql(spec.sql, params=spec.bind(overrides)).to_arrow_table()
     except CheckDefinitionError:
         raise
+    except duckdb.IOException as exc:
+        raise store_unreadable(spec.id, exc) from exc
     except Exception as exc:  # DuckDB's error types vary by failure; the file is what matters
         raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
     if result is None:

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from toolkit.audit.catalogue import Catalogue
 from toolkit.audit.check_file import OUTPUT_COLUMNS, SEVERITIES
-from toolkit.audit.check_run import ensure_views
+from toolkit.audit.check_run import ensure_views, store_unreadable
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.lifecycle import (
     build_judged,
@@ -379,6 +379,8 @@ def _run(
 ) -> pa.Table:
     try:
         result = con.sql(sql, params=params).to_arrow_table()
+    except duckdb.IOException as exc:  # the store's files, not the check's SQL
+        raise store_unreadable(spec.id, exc) from exc
     except Exception as exc:  # DuckDB raises several types; name the file in every case
         raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
     if result is None:

@@ -195,6 +195,9 @@ def _audit(settings: Settings, outcome: RunOutcome) -> AuditResult | None:
     except (CheckDefinitionError, ConfigError) as exc:
         outcome.fail("config", f"the audit cannot run: {exc}")
         return None
+    except StoreError as exc:  # the snapshot is committed; the next run audits again
+        outcome.fail("store", f"the audit could not read the store: {exc}")
+        return None
     frame = result.findings
     alarming = frame[~frame.waived.astype(bool)]
     outcome.fields["findings"] = {

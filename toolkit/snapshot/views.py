@@ -36,6 +36,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
 
+from toolkit.errors import StoreUnavailable
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
 from toolkit.snapshot.snapshot_ids import id_list_literal
 
@@ -198,10 +199,17 @@ def _have_columns(con: duckdb.DuckDBPyConnection, paths: list[str], names: list[
     known = {path: None if key is None else _FILE_NAMES.get(key) for path, key in keys.items()}
     unknown = [path for path, listed in known.items() if listed is None]
     if unknown:
-        rows = con.execute(
-            "SELECT file_name, list(DISTINCT name) FROM parquet_schema($paths) GROUP BY file_name",
-            {"paths": unknown},
-        ).fetchall()
+        try:
+            rows = con.execute(
+                "SELECT file_name, list(DISTINCT name) FROM parquet_schema($paths) "
+                "GROUP BY file_name",
+                {"paths": unknown},
+            ).fetchall()
+        except duckdb.IOException as exc:  # deleted by hand, or a vacuum that kept too little
+            raise StoreUnavailable(
+                f"cannot read a data file the store's Delta log lists ({exc}); "
+                "`platform-audit store verify` checks every snapshot"
+            ) from None
         for path, listed in rows:
             known[str(path)] = _remember(keys.get(str(path)), frozenset(str(n) for n in listed))
     wanted = set(names)
