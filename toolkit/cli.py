@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 import sys
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from deltalake.exceptions import DeltaError
@@ -24,9 +25,19 @@ from toolkit.cli_report import register as register_report
 from toolkit.cli_schedule import register as register_schedule
 from toolkit.cli_store import sql_command, store_app
 from toolkit.config import DEFAULT_CONFIG_NAME, example_config, load_settings
-from toolkit.errors import CollectionAborted, ConfigError, PlatformUnavailable, StoreError
+from toolkit.errors import (
+    CollectionAborted,
+    ConfigError,
+    LockHeld,
+    PlatformUnavailable,
+    StoreError,
+)
 from toolkit.exit_codes import ExitCode
 from toolkit.snapshot_job import describe_run, store_failure, take_snapshot
+
+if TYPE_CHECKING:
+    from toolkit.config import Settings
+    from toolkit.snapshot_job import SnapshotRun
 
 __all__ = ["ExitCode", "app"]
 
@@ -158,7 +169,7 @@ def snapshot(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
 ) -> None:
     """Collect the platform into one snapshot: exit 0 complete, 3 partial, 4 refused, 2 config,
-    5 unreachable, 7 store not writable."""
+    5 unreachable, 6 another job is writing the store, 7 store not writable."""
     url = store or "the store"  # until the settings say which
     try:
         settings = load_settings(
@@ -171,7 +182,9 @@ def snapshot(
         url = settings.store_url
         settings.require_base_url()
         settings.token()
-        run = take_snapshot(settings, as_of=_utc(as_of), quiet=quiet)
+        run = _locked_snapshot(settings, as_of=_utc(as_of), quiet=quiet)
+    except LockHeld as exc:
+        raise fail(str(exc), ExitCode.LOCKED) from None
     except ConfigError as exc:
         raise fail(str(exc), ExitCode.CONFIG) from None
     except CollectionAborted as exc:
@@ -202,6 +215,20 @@ def sql(
 ) -> None:
     """Run SQL over every table's history view and its <table>_latest view."""
     sql_command(query, store, format)
+
+
+def _locked_snapshot(settings: Settings, *, as_of: datetime | None, quiet: bool) -> SnapshotRun:
+    """:func:`take_snapshot` holding the store's lock, the one ``platform-audit schedule``
+    holds: two writers would both link their snapshot to the same predecessor and fork the
+    chain (LockHeld, exit 6, when a job holds it). An S3 lease is renewed while it runs."""
+    from toolkit.schedule.lock import LeaseKeeper, acquire_lock
+
+    ttl = settings.schedule.lock_ttl_s
+    with (
+        acquire_lock(settings.store_url, owner=f"snapshot-{uuid.uuid4().hex}", ttl_s=ttl) as lock,
+        LeaseKeeper(lock, every_s=max(1.0, ttl / 3)),
+    ):
+        return take_snapshot(settings, as_of=as_of, quiet=quiet)
 
 
 def _errors_query(snapshot_id: str) -> str:

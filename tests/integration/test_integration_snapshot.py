@@ -179,6 +179,23 @@ def test_refused_key_on_an_empty_store_leaves_no_snapshot(faulty: Platform) -> N
     assert faulty.snapshot_count() == 0
 
 
+def test_a_manual_snapshot_is_refused_while_a_job_writes_the_store(platform: Platform) -> None:
+    """Two writers would link their snapshots to the same predecessor and fork the chain:
+    while a scheduled job holds the store's lock, a manual snapshot exits 6 and writes
+    nothing; afterwards it runs."""
+    from toolkit.schedule import acquire_lock
+
+    assert platform.snapshot().exit_code == ExitCode.OK
+    with acquire_lock(str(platform.store), owner="scheduled-job"):
+        held = platform.snapshot()
+    assert held.exit_code == ExitCode.LOCKED, held.output
+    assert "holds the lock on store" in " ".join(held.stderr.split())
+    assert platform.snapshot_count() == 1
+    assert platform.snapshot().exit_code == ExitCode.OK
+    assert platform.snapshot_count() == 2
+    assert Store.open(str(platform.store)).verify().ok
+
+
 def test_a_store_that_cannot_be_written_exits_7_with_what_to_do(
     platform: Platform, tmp_path: Path
 ) -> None:
