@@ -13,6 +13,7 @@ import csv
 import functools
 import json
 import sys
+import uuid
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -26,7 +27,7 @@ from rich.text import Text
 
 from toolkit.cli_options import StoreOpt, fail
 from toolkit.config import load_settings
-from toolkit.errors import ConfigError, StoreError
+from toolkit.errors import ConfigError, LockHeld, StoreError
 from toolkit.exit_codes import ExitCode
 from toolkit.snapshot import RetentionPolicy, Store
 
@@ -57,11 +58,29 @@ def _open(store: str | None) -> Store:
 
 
 @contextmanager
+def _writing(store: str | None) -> Iterator[Store]:
+    """The existing store, holding the lock ``platform-audit schedule`` holds while the
+    command changes it: maintenance beside a job's write could fail its commit (exit 6,
+    naming the job, when the lock is taken). An S3 lease is renewed while it runs."""
+    from toolkit.schedule.lock import LeaseKeeper, acquire_lock
+
+    opened = _open(store)
+    ttl = load_settings(store_url=store).schedule.lock_ttl_s
+    with (
+        acquire_lock(opened.url, owner=f"store-{uuid.uuid4().hex}", ttl_s=ttl) as lock,
+        LeaseKeeper(lock, every_s=max(1.0, ttl / 3)),
+    ):
+        yield opened
+
+
+@contextmanager
 def _store_errors() -> Iterator[None]:
     """End a store command with one message: exit 2 for a bad setting or a missing store,
     7 for a store that cannot be read or written (URL, credentials, disk, permissions)."""
     try:
         yield
+    except LockHeld as exc:
+        raise fail(str(exc), ExitCode.LOCKED) from None
     except ConfigError as exc:  # a malformed configuration file, or StoreNotFound
         raise fail(str(exc), ExitCode.CONFIG) from None
     except StoreError as exc:
@@ -140,7 +159,8 @@ def gc(
     ] = 60,
 ) -> None:
     """Delete rows of snapshots that never committed (or were pruned)."""
-    report = _open(store).gc(min_age=timedelta(minutes=min_age_minutes))
+    with _writing(store) as opened:
+        report = opened.gc(min_age=timedelta(minutes=min_age_minutes))
     rows = [[name, count] for name, count in sorted(report.removed_rows.items())]
     console.print(_table("rows removed", ["table", "rows"], rows))
     console.print(
@@ -153,7 +173,8 @@ def gc(
 @_command("compact")
 def compact(store: StoreOpt = None) -> None:
     """Rewrite many small files into few large ones."""
-    report = _open(store).compact()
+    with _writing(store) as opened:
+        report = opened.compact()
     rows = [[n, report.files_before[n], report.files_after[n]] for n in sorted(report.files_before)]
     console.print(_table("data files", ["table", "before", "after"], rows))
 
@@ -167,7 +188,8 @@ def vacuum(
     ] = 168,
 ) -> None:
     """Remove files that no table version within the retention needs."""
-    report = _open(store).vacuum(retention_hours=retention_hours)
+    with _writing(store) as opened:
+        report = opened.vacuum(retention_hours=retention_hours)
     rows = [[n, c] for n, c in sorted(report.removed.items())]
     console.print(_table("files removed", ["table", "files"], rows))
     console.print(f"removed {report.total} file(s)", highlight=False)
@@ -192,7 +214,8 @@ def retain(
         hourly_for=timedelta(days=hourly_days),
         daily_for=timedelta(days=daily_days),
     )
-    report = _open(store).apply_retention(policy)
+    with _writing(store) as opened:
+        report = opened.apply_retention(policy)
     console.print(
         f"kept {len(report.kept)} snapshot(s), pruned {len(report.pruned)}, deleted "
         f"{sum(report.deleted_rows.values())} data row(s)",

@@ -188,3 +188,29 @@ def test_a_data_file_gone_from_the_store_is_exit_7_naming_it(
     verify = runner.invoke(app, ["store", "verify", "--store", store.url])
     assert verify.exit_code == 7, verify.output
     assert "a file the store's Delta log lists is missing" in verify.output
+
+
+def test_maintenance_waits_for_no_job_writing_the_store(
+    tmp_path: Path, write_snapshot: WriteSnapshot
+) -> None:
+    """gc, compact, vacuum and retain change the store: while a scheduled job holds its lock
+    they exit 6 naming it and change nothing; afterwards they run."""
+    from toolkit.schedule import acquire_lock
+
+    store = Store.open(tmp_path / "s")
+    write_snapshot(store)
+
+    def files() -> list[str]:  # the lock's own file aside
+        return sorted(p.name for p in (tmp_path / "s").rglob("*") if p.name != "_schedule.lock")
+
+    before = files()
+    commands = [["gc", "--min-age-minutes", "0"], ["compact"],
+                ["vacuum", "--retention-hours", "0"], ["retain"]]  # fmt: skip
+    with acquire_lock(store.url, owner="scheduled-job"):
+        for command in commands:
+            result = runner.invoke(store_app, [*command, "--store", store.url])
+            assert result.exit_code == 6, (command, result.output)
+            assert "holds the lock on store" in " ".join(result.output.split()), command
+    assert files() == before
+    for command in commands:
+        assert runner.invoke(store_app, [*command, "--store", store.url]).exit_code == 0
