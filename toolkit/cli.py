@@ -221,13 +221,10 @@ def _locked_snapshot(settings: Settings, *, as_of: datetime | None, quiet: bool)
     """:func:`take_snapshot` holding the store's lock, the one ``platform-audit schedule``
     holds: two writers would both link their snapshot to the same predecessor and fork the
     chain (LockHeld, exit 6, when a job holds it). An S3 lease is renewed while it runs."""
-    from toolkit.schedule.lock import LeaseKeeper, acquire_lock
+    from toolkit.schedule.lock import holding_lock
 
-    ttl = settings.schedule.lock_ttl_s
-    with (
-        acquire_lock(settings.store_url, owner=f"snapshot-{uuid.uuid4().hex}", ttl_s=ttl) as lock,
-        LeaseKeeper(lock, every_s=max(1.0, ttl / 3)),
-    ):
+    owner, ttl = f"snapshot-{uuid.uuid4().hex}", settings.schedule.lock_ttl_s
+    with holding_lock(settings.store_url, owner=owner, ttl_s=ttl):
         return take_snapshot(settings, as_of=as_of, quiet=quiet)
 
 

@@ -62,14 +62,11 @@ def _writing(store: str | None) -> Iterator[Store]:
     """The existing store, holding the lock ``platform-audit schedule`` holds while the
     command changes it: maintenance beside a job's write could fail its commit (exit 6,
     naming the job, when the lock is taken). An S3 lease is renewed while it runs."""
-    from toolkit.schedule.lock import LeaseKeeper, acquire_lock
+    from toolkit.schedule.lock import holding_lock
 
     opened = _open(store)
-    ttl = load_settings(store_url=store).schedule.lock_ttl_s
-    with (
-        acquire_lock(opened.url, owner=f"store-{uuid.uuid4().hex}", ttl_s=ttl) as lock,
-        LeaseKeeper(lock, every_s=max(1.0, ttl / 3)),
-    ):
+    owner, ttl = f"store-{uuid.uuid4().hex}", load_settings(store_url=store).schedule.lock_ttl_s
+    with holding_lock(opened.url, owner=owner, ttl_s=ttl):
         yield opened
 
 

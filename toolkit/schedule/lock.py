@@ -40,7 +40,7 @@ import pyarrow as pa
 from toolkit.errors import LockHeld, ScheduleError, StoreUnavailable
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
     from types import TracebackType
 
 __all__ = [
@@ -50,6 +50,8 @@ __all__ = [
     "LeaseKeeper",
     "StoreLock",
     "acquire_lock",
+    "holding_lock",
+    "renew_every_s",
     "renew_or_warn",
 ]
 
@@ -130,6 +132,23 @@ def acquire_lock(
             f"cannot lock the store {store_url} ({exc.strerror or exc}): give a folder this "
             "job can write (--store, $PLATFORM_AUDIT_STORE or [store] url)"
         ) from None
+
+
+def renew_every_s(ttl_s: float) -> float:
+    """How often a lease of ``ttl_s`` is renewed: a third of it, so two renewals may fail
+    before it ends (at least once a second)."""
+    return max(1.0, ttl_s / 3)
+
+
+@contextlib.contextmanager
+def holding_lock(store_url: str, *, owner: str, ttl_s: float) -> Iterator[LeaseKeeper]:
+    """The store's lock for one command that writes it: taken (:class:`LockHeld` when a
+    job holds it), renewed on a thread while the block runs, released after."""
+    with (
+        acquire_lock(store_url, owner=owner, ttl_s=ttl_s) as lock,
+        LeaseKeeper(lock, every_s=renew_every_s(ttl_s)) as keeper,
+    ):
+        yield keeper
 
 
 def renew_or_warn(lock: StoreLock) -> None:

@@ -29,7 +29,7 @@ from deltalake.exceptions import DeltaError
 from toolkit.errors import ScheduleError, StoreError
 from toolkit.schedule.cadence import Cadence, backoff_delay
 from toolkit.schedule.job import EXIT_CODES, RunOutcome, run_job
-from toolkit.schedule.lock import LeaseKeeper, acquire_lock, renew_or_warn
+from toolkit.schedule.lock import LeaseKeeper, acquire_lock, renew_every_s, renew_or_warn
 from toolkit.schedule.maintenance import maintain, maintenance_due
 from toolkit.schedule.status import check_writable, read_status, write_status
 
@@ -132,8 +132,7 @@ class Scheduler:
 
     @property
     def _renew_every_s(self) -> float:
-        """A third of the lease: two renewals may fail before it ends."""
-        return max(1.0, self.settings.schedule.lock_ttl_s / 3)
+        return renew_every_s(self.settings.schedule.lock_ttl_s)
 
     def _wait_until(self, due: datetime) -> bool:
         """Sleep until ``due`` unless stopped; renews an S3 lease on the way
