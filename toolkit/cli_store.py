@@ -73,7 +73,8 @@ def _writing(store: str | None) -> Iterator[Store]:
 @contextmanager
 def _store_errors() -> Iterator[None]:
     """End a store command with one message: exit 2 for a bad setting or a missing store,
-    7 for a store that cannot be read or written (URL, credentials, disk, permissions)."""
+    6 while a job holds the store's lock, 7 for a store that cannot be read or written (URL,
+    credentials, disk, permissions, a data file gone)."""
     try:
         yield
     except LockHeld as exc:
