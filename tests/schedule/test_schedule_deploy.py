@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from job_harness import BUCKET, Job
+from typer.testing import CliRunner
 
 from toolkit.cli import ExitCode
 from toolkit.config import load_settings
@@ -189,3 +190,31 @@ def test_s3_lease_lock_is_exclusive_and_expires(
         with pytest.raises(LockHeld, match=held):
             acquire_lock(url, owner="f", ttl_s=60)
     assert kept.lost is None
+
+
+def test_a_data_object_gone_from_an_s3_store_is_exit_7_naming_it(
+    job: Job, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over S3 the files are read through Arrow datasets, whose I/O errors DuckDB reports
+    as invalid input: still the store, not 'the check failed to run'."""
+    boto3 = pytest.importorskip("boto3", reason="boto3 is not installed")
+    from toolkit.cli import app
+
+    aws = {"AWS_ENDPOINT_URL": s3_endpoint, "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1",
+           "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}  # fmt: skip
+    for name, value in aws.items():
+        monkeypatch.setenv(name, value)
+    url = f"s3://{BUCKET}/gone-object"
+    assert job.run("--max-runs", "1", PLATFORM_AUDIT_STORE=url).exit_code == ExitCode.OK
+    s3 = boto3.client(
+        "s3", endpoint_url=s3_endpoint, region_name="us-east-1",
+        aws_access_key_id="testing", aws_secret_access_key="testing",
+    )  # fmt: skip
+    listed = s3.list_objects_v2(Bucket=BUCKET, Prefix="gone-object/services/")["Contents"]
+    data = sorted(o["Key"] for o in listed if "_delta_log" not in o["Key"])
+    s3.delete_object(Bucket=BUCKET, Key=data[0])
+    result = CliRunner().invoke(app, ["audit", "--store", url, "--format", "json"])
+    assert result.exit_code == ExitCode.STORE, result.output
+    message = " ".join(result.output.split())
+    assert data[0].rsplit("/", 1)[1] in message and "store verify" in message, message
+    assert "the check failed to run" not in message

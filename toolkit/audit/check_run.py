@@ -23,7 +23,14 @@ if TYPE_CHECKING:
 
     from toolkit.audit.check_file import CheckSpec
 
-__all__ = ["VIEWS", "ensure_views", "install_views", "run_check", "store_unreadable"]
+__all__ = [
+    "VIEWS",
+    "ensure_views",
+    "install_views",
+    "run_check",
+    "store_read_failure",
+    "store_unreadable",
+]
 
 VIEWS = Path(__file__).with_name("views")
 """Derived views (e.g. ``credential_reach``) defined before any check runs, in name order."""
@@ -53,14 +60,25 @@ def ensure_views(con: duckdb.DuckDBPyConnection, folder: Path = VIEWS) -> None:
 
 
 def _create_view(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    import duckdb
-
     try:
         con.execute(path.read_text(encoding="utf-8"))
-    except duckdb.IOException as exc:  # the store's files, not the view's SQL
-        raise store_unreadable(path.stem, exc) from exc
     except Exception as exc:  # DuckDB raises several types; name the file in every case
+        if store_read_failure(exc):  # the store's files, not the view's SQL
+            raise store_unreadable(path.stem, exc) from exc
         raise CheckDefinitionError(f"{path}: the view does not build: {exc}") from exc
+
+
+def store_read_failure(exc: BaseException) -> bool:
+    """Whether a DuckDB error is the store's files failing to read, not a mistake in SQL:
+    an I/O error of DuckDB's Parquet reader (a local store), or an Arrow source (an S3
+    store's datasets) failing with an IOError, which DuckDB 2.0 reports as invalid input."""
+    import duckdb
+
+    if isinstance(exc, duckdb.IOException):
+        return True
+    return isinstance(exc, duckdb.InvalidInputException) and (
+        "reading the Arrow source failed: IOError" in str(exc)
+    )
 
 
 def store_unreadable(reader: str, exc: BaseException) -> StoreUnavailable:
@@ -76,15 +94,13 @@ def run_check(
     con: duckdb.DuckDBPyConnection, spec: CheckSpec, overrides: Mapping[str, object] | None = None
 ) -> pa.Table:
     """Run one check's SQL with its parameters bound; refuse output of the wrong shape."""
-    import duckdb
-
     try:
         result = con.sql(spec.sql, params=spec.bind(overrides)).to_arrow_table()
     except CheckDefinitionError:
         raise
-    except duckdb.IOException as exc:
-        raise store_unreadable(spec.id, exc) from exc
     except Exception as exc:  # DuckDB's error types vary by failure; the file is what matters
+        if store_read_failure(exc):
+            raise store_unreadable(spec.id, exc) from exc
         raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
     if result is None:
         raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")

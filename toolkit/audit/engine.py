@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from toolkit.audit.catalogue import Catalogue
 from toolkit.audit.check_file import OUTPUT_COLUMNS, SEVERITIES
-from toolkit.audit.check_run import ensure_views, store_unreadable
+from toolkit.audit.check_run import ensure_views, store_read_failure, store_unreadable
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.lifecycle import (
     build_judged,
@@ -85,6 +85,18 @@ STATUS_SCHEMA = pa.schema(
 """Every check row's identity and status (``AuditResult.rows``)."""
 
 
+@contextmanager
+def _store_reads() -> Iterator[None]:
+    """Reading the store (opening views, copying scoped tables, counting rows): a DuckDB
+    error that is the store's files failing becomes :class:`StoreUnavailable`."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        if store_read_failure(exc):
+            raise store_unreadable("the audit", exc) from exc
+        raise
+
+
 def run_audit(
     source: Store | duckdb.DuckDBPyConnection,
     *,
@@ -111,23 +123,24 @@ def run_audit(
     catalogue = _catalogue(checks, settings)
     chosen = waivers_from(waivers, settings.waivers_file if settings else None)  # fail early
     started = time.perf_counter()
-    con = _connection(source, latest_only, snapshot, compare_to)
-    ensure_views(con)
-    committed = committed_snapshots(con)
-    target, compare = select_snapshots(committed, snapshot, compare_to)
-    timings: dict[str, float] = {"connect": time.perf_counter() - started}
-    started = time.perf_counter()
-    window = _window(committed, target, compare) if latest_only else None
-    ids = [s.snapshot_id for s in window] if window is not None else None
-    plan = plan_scope(catalogue.specs, _row_counts(con, ids), _readers(con))
-    # A store's latest-only connection already shows only those snapshots (_connection).
-    with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
-        keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
-        split = None if latest_only else _split_window(committed, target, compare)
-        with _window_scope(con, catalogue.specs, split) as window_path:
-            timings["scope"] = time.perf_counter() - started
-            rows = run_checks(con, catalogue, keep, timings, window=window_path)
-        build_names(con, target.snapshot_id, compare.snapshot_id if compare else None)
+    with _store_reads():  # a data file gone, or S3 failing: the store, not a check
+        con = _connection(source, latest_only, snapshot, compare_to)
+        ensure_views(con)
+        committed = committed_snapshots(con)
+        target, compare = select_snapshots(committed, snapshot, compare_to)
+        timings: dict[str, float] = {"connect": time.perf_counter() - started}
+        started = time.perf_counter()
+        window = _window(committed, target, compare) if latest_only else None
+        ids = [s.snapshot_id for s in window] if window is not None else None
+        plan = plan_scope(catalogue.specs, _row_counts(con, ids), _readers(con))
+        # A store's latest-only connection already shows only those snapshots (_connection).
+        with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
+            keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
+            split = None if latest_only else _split_window(committed, target, compare)
+            with _window_scope(con, catalogue.specs, split) as window_path:
+                timings["scope"] = time.perf_counter() - started
+                rows = run_checks(con, catalogue, keep, timings, window=window_path)
+            build_names(con, target.snapshot_id, compare.snapshot_id if compare else None)
     timings["checks"] = time.perf_counter() - started
     started = time.perf_counter()
     register_rows(con, rows.status)
@@ -379,9 +392,9 @@ def _run(
 ) -> pa.Table:
     try:
         result = con.sql(sql, params=params).to_arrow_table()
-    except duckdb.IOException as exc:  # the store's files, not the check's SQL
-        raise store_unreadable(spec.id, exc) from exc
     except Exception as exc:  # DuckDB raises several types; name the file in every case
+        if store_read_failure(exc):  # the store's files, not the check's SQL
+            raise store_unreadable(spec.id, exc) from exc
         raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
     if result is None:
         raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
