@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.audit.check_file import OUTPUT_COLUMNS
-from toolkit.errors import CheckDefinitionError, StoreUnavailable
+from toolkit.errors import CheckDefinitionError
+from toolkit.snapshot.views import store_read_failure, store_unreadable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -23,14 +24,7 @@ if TYPE_CHECKING:
 
     from toolkit.audit.check_file import CheckSpec
 
-__all__ = [
-    "VIEWS",
-    "ensure_views",
-    "install_views",
-    "run_check",
-    "store_read_failure",
-    "store_unreadable",
-]
+__all__ = ["VIEWS", "ensure_views", "install_views", "run_check"]
 
 VIEWS = Path(__file__).with_name("views")
 """Derived views (e.g. ``credential_reach``) defined before any check runs, in name order."""
@@ -66,28 +60,6 @@ def _create_view(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         if store_read_failure(exc):  # the store's files, not the view's SQL
             raise store_unreadable(path.stem, exc) from exc
         raise CheckDefinitionError(f"{path}: the view does not build: {exc}") from exc
-
-
-def store_read_failure(exc: BaseException) -> bool:
-    """Whether a DuckDB error is the store's files failing to read, not a mistake in SQL:
-    an I/O error of DuckDB's Parquet reader (a local store), or an Arrow source (an S3
-    store's datasets) failing with an IOError, which DuckDB 2.0 reports as invalid input."""
-    import duckdb
-
-    if isinstance(exc, duckdb.IOException):
-        return True
-    return isinstance(exc, duckdb.InvalidInputException) and (
-        "reading the Arrow source failed: IOError" in str(exc)
-    )
-
-
-def store_unreadable(reader: str, exc: BaseException) -> StoreUnavailable:
-    """A DuckDB I/O error met while ``reader`` (a check id or view name) read the store: a
-    data file the Delta log lists is missing or unreadable, not a mistake in the SQL."""
-    return StoreUnavailable(
-        f"{reader} could not read the store ({exc}); `platform-audit store verify` checks "
-        "every snapshot"
-    )
 
 
 def run_check(

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from toolkit.audit.catalogue import Catalogue
 from toolkit.audit.check_file import OUTPUT_COLUMNS, SEVERITIES
-from toolkit.audit.check_run import ensure_views, store_read_failure, store_unreadable
+from toolkit.audit.check_run import ensure_views
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.lifecycle import (
     build_judged,
@@ -52,6 +52,7 @@ from toolkit.audit.scope import (
 from toolkit.audit.waivers import apply_waivers, waivers_from
 from toolkit.errors import AuditError, CheckDefinitionError
 from toolkit.snapshot import Store
+from toolkit.snapshot.views import store_read_failure, store_unreadable
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping, Sequence

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from toolkit.snapshot.store import Store
 
-__all__ = ["ParquetFiles", "connect", "connect_arrow"]
+__all__ = ["ParquetFiles", "connect", "connect_arrow", "store_read_failure", "store_unreadable"]
 
 VISIBLE_STATUSES = ("complete", "partial")
 _OPENERS = 4
@@ -205,15 +205,34 @@ def _have_columns(con: duckdb.DuckDBPyConnection, paths: list[str], names: list[
                 "GROUP BY file_name",
                 {"paths": unknown},
             ).fetchall()
-        except duckdb.IOException as exc:  # deleted by hand, or a vacuum that kept too little
-            raise StoreUnavailable(
-                f"cannot read a data file the store's Delta log lists ({exc}); "
-                "`platform-audit store verify` checks every snapshot"
-            ) from None
+        except duckdb.Error as exc:  # deleted by hand, or a vacuum that kept too little
+            if store_read_failure(exc):
+                raise store_unreadable("the store's views", exc) from None
+            raise
         for path, listed in rows:
             known[str(path)] = _remember(keys.get(str(path)), frozenset(str(n) for n in listed))
     wanted = set(names)
     return all(listed is not None and wanted <= listed for listed in known.values())
+
+
+def store_read_failure(exc: BaseException) -> bool:
+    """Whether a DuckDB error is the store's files failing to read, not a mistake in SQL:
+    an I/O error of DuckDB's Parquet reader (a local store), or an Arrow source (an S3
+    store's datasets) failing with an IOError, which DuckDB 2.0 reports as invalid input."""
+    if isinstance(exc, duckdb.IOException):
+        return True
+    return isinstance(exc, duckdb.InvalidInputException) and (
+        "reading the Arrow source failed: IOError" in str(exc)
+    )
+
+
+def store_unreadable(reader: str, exc: BaseException) -> StoreUnavailable:
+    """The error for a read failure ``reader`` (the views, a check id or a view name) met:
+    a data file the Delta log lists is missing or unreadable, not a mistake in the SQL."""
+    return StoreUnavailable(
+        f"{reader} could not read the store ({exc}); `platform-audit store verify` checks "
+        "every snapshot"
+    )
 
 
 _FILE_NAMES: dict[tuple[str, int, int], frozenset[str]] = {}
