@@ -1,7 +1,7 @@
 """``platform-audit store ...`` and ``platform-audit sql``: the store from the command line.
 
 ``store_app`` is a typer sub-app (``ls``, ``verify``, ``gc``, ``compact``, ``vacuum``,
-``retain``); :func:`sql_command` runs one query over the store's DuckDB views. Every
+``retain``, ``unlock``); :func:`sql_command` runs one query over the store's DuckDB views. Every
 command takes ``--store URL`` (default ``$PLATFORM_AUDIT_STORE``, else the configuration
 file's ``[store] url``, else ``data/store``), and refuses a folder that holds no store.
 S3 settings come from the usual ``AWS_*`` environment variables.
@@ -219,6 +219,40 @@ def retain(
         f"{sum(report.deleted_rows.values())} data row(s)",
         highlight=False,
     )
+
+
+@_command("unlock")
+def unlock(
+    store: StoreOpt = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Also end a live S3 lease held from another machine: only for a job whose "
+            "machine is known to be gone.",
+        ),
+    ] = False,
+) -> None:
+    """Free the store's lock that a job killed outright left behind (exit 6 while a live
+    job holds it)."""
+    from toolkit.schedule.lock import unlock as unlock_store
+
+    done = unlock_store(_open(store).url, force=force)
+    if done.holder is None:
+        message = f"store {done.store} is not locked"
+    elif done.cleared == "forced":
+        message = (
+            f"ended the lease of {done.holder.describe()} on store {done.store}, which would "
+            f"have lasted until {done.holder.expires_at}. Were that job still running, it "
+            "stops at its next renewal; `platform-audit store verify` checks the store"
+        )
+    else:
+        why = "its lease expired" if done.cleared == "expired" else "its process has ended"
+        message = (
+            f"cleared the lock of {done.holder.describe()} on store {done.store}: {why} "
+            "(the next job would have taken it over too)"
+        )
+    console.print(Text(message), soft_wrap=True)  # paths stay whole, to be copied
 
 
 def sql_command(query: str, store: str | None = None, format: str = "table") -> None:

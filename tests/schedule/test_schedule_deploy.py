@@ -21,6 +21,7 @@ from toolkit.cli import ExitCode
 from toolkit.config import load_settings
 from toolkit.errors import LockHeld
 from toolkit.schedule import LeaseKeeper, acquire_lock
+from toolkit.schedule.lock import unlock
 from toolkit.schedule.settings import validate_cron
 from toolkit.snapshot import Store
 
@@ -190,6 +191,35 @@ def test_s3_lease_lock_is_exclusive_and_expires(
         with pytest.raises(LockHeld, match=held):
             acquire_lock(url, owner="f", ttl_s=60)
     assert kept.lost is None
+
+
+def test_unlock_ends_a_lease_left_by_another_machine_only_when_forced(
+    s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in {
+        "AWS_ENDPOINT_URL": s3_endpoint, "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+    }.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    url = f"s3://{BUCKET}/unlock-test"
+    assert unlock(url).holder is None  # no job has locked it yet
+    with monkeypatch.context() as elsewhere:  # a job on a machine that then died
+        elsewhere.setattr("toolkit.schedule.lock.socket.gethostname", lambda: "lost-node")
+        acquire_lock(url, owner="lost-job", ttl_s=3600)
+    with pytest.raises(LockHeld, match=r"lost-node.*store unlock --force"):
+        acquire_lock(url, owner="next", ttl_s=60)
+    with pytest.raises(LockHeld, match="lease ends at"):
+        unlock(url)
+    done = unlock(url, force=True)
+    assert done.cleared == "forced" and done.holder is not None
+    assert done.holder.host == "lost-node"
+    # Free again; a live job on this machine is to be stopped, not forced out.
+    with acquire_lock(url, owner="next", ttl_s=60), pytest.raises(LockHeld, match="this machine"):
+        unlock(url, force=True)
+    acquire_lock(url, owner="short", ttl_s=0.01)
+    time.sleep(0.05)
+    assert unlock(url).cleared == "expired"
+    assert unlock(url).holder is None
 
 
 def test_a_data_object_gone_from_an_s3_store_is_exit_7_naming_it(

@@ -20,7 +20,7 @@ import toolkit.schedule as schedule
 from toolkit.config import load_settings
 from toolkit.errors import ConfigError, LockHeld, ScheduleError, ToolkitError
 from toolkit.schedule import Cadence, acquire_lock, backoff_delay, parse_duration
-from toolkit.schedule.lock import LOCAL_LOCK_NAME
+from toolkit.schedule.lock import LOCAL_LOCK_NAME, unlock
 from toolkit.schedule.logs import install_log_handler
 from toolkit.schedule.status import read_status, write_status
 
@@ -163,6 +163,29 @@ def test_stale_local_lock_of_a_dead_process_is_recovered_with_a_message(
         pass
     assert f"left by pid {int(dead.stdout)} on h" in caplog.text
     assert "no longer running" in caplog.text
+
+
+def test_unlock_of_a_local_store_clears_only_what_a_dead_process_left(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = str(tmp_path / "store")
+    assert unlock(store).holder is None  # never locked
+    with acquire_lock(store, owner="a"):
+        for force in (False, True):  # the kernel's lock: no force can end it
+            with pytest.raises(LockHeld, match=f"pid {os.getpid()} .* ends with the process"):
+                unlock(store, force=force)
+    assert unlock(store).holder is None  # released cleanly: nothing left
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    stale = {"owner": "x", "pid": int(dead.stdout), "host": "h", "acquired_at": "2026-01-01"}
+    (tmp_path / "store" / LOCAL_LOCK_NAME).write_text(json.dumps(stale))
+    done = unlock(store)
+    assert done.cleared == "gone" and done.holder is not None
+    assert done.holder.pid == int(dead.stdout)
+    assert (tmp_path / "store" / LOCAL_LOCK_NAME).read_text() == ""
+    with caplog.at_level(logging.WARNING), acquire_lock(store, owner="me"):
+        pass
+    assert "recovered" not in caplog.text  # the record was cleared: nothing to recover
 
 
 def test_lease_keeper_renews_until_the_block_ends() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -214,3 +215,23 @@ def test_maintenance_waits_for_no_job_writing_the_store(
     assert files() == before
     for command in commands:
         assert runner.invoke(store_app, [*command, "--store", store.url]).exit_code == 0
+
+
+def test_unlock_says_who_holds_the_lock_and_clears_a_dead_holder(
+    tmp_path: Path, write_snapshot: WriteSnapshot
+) -> None:
+    from toolkit.schedule import acquire_lock
+
+    store = Store.open(tmp_path / "s")
+    write_snapshot(store)
+    unlocked = runner.invoke(store_app, ["unlock", "--store", store.url])
+    assert unlocked.exit_code == 0 and "is not locked" in unlocked.output, unlocked.output
+    with acquire_lock(store.url, owner="scheduled-job"):
+        held = runner.invoke(store_app, ["unlock", "--force", "--store", store.url])
+    assert held.exit_code == 6, held.output
+    assert f"pid {os.getpid()}" in " ".join(held.output.split())
+    stale = {"owner": "x", "pid": 2**22 + 7, "host": "h", "acquired_at": "2026-01-01"}
+    (tmp_path / "s" / "_schedule.lock").write_text(json.dumps(stale))
+    cleared = runner.invoke(store_app, ["unlock", "--store", store.url])
+    assert cleared.exit_code == 0, cleared.output
+    assert f"cleared the lock of pid {2**22 + 7} on h" in " ".join(cleared.output.split())

@@ -10,8 +10,9 @@ changed only by compare-and-swap: the new row is written against the table versi
 was read, and the commit lands through the same conditional put (``If-None-Match: *``,
 ``aws_conditional_put=etag``) that protects the store's own commits, so of two jobs racing
 for it exactly one wins. The row is a lease: it expires after ``ttl_s`` unless renewed,
-so a job killed on another machine blocks the store for at most that long; one killed on
-this machine is recognised at once by its dead pid. Example::
+so a job killed on another machine blocks the store for at most that long (or until
+``platform-audit store unlock --force``, :func:`unlock`); one killed on this machine is
+recognised at once by its dead pid. Example::
 
     with acquire_lock("data/store", ttl_s=7200) as lock:   # LockHeld when taken
         ...
@@ -49,10 +50,12 @@ __all__ = [
     "Holder",
     "LeaseKeeper",
     "StoreLock",
+    "Unlocked",
     "acquire_lock",
     "holding_lock",
     "renew_every_s",
     "renew_or_warn",
+    "unlock",
 ]
 
 logger = logging.getLogger(__name__)
@@ -212,9 +215,109 @@ def _held_message(store: str, holder: Holder | None) -> str:
     who = holder.describe() if holder else "another process"
     return (
         f"another platform-audit job ({who}) holds the lock on store {store}: only one job "
-        "may write a store at a time. Let it finish, or stop it; this job exits without "
-        "running"
+        f"may write a store at a time. Let it finish, or stop it{_lease_hint(holder)}; this "
+        "job exits without running"
     )
+
+
+def _lease_hint(holder: Holder | None) -> str:
+    """For a lease held from another machine: when it ends, and how to end it sooner."""
+    if holder is None or holder.expires_at is None or holder.host == socket.gethostname():
+        return ""
+    return (
+        f" (its lease ends at {holder.expires_at}; if its machine is gone, "
+        "`platform-audit store unlock --force` frees the store now)"
+    )
+
+
+@dataclass(frozen=True)
+class Unlocked:
+    """What :func:`unlock` found and did: the lock's last ``holder`` (None when no job held
+    it) and why its record was cleared (``gone``: the process has ended; ``expired``: the
+    lease ran out; ``forced``: a live lease ended by ``force``), None when nothing was."""
+
+    store: str
+    holder: Holder | None
+    cleared: str | None
+
+
+def unlock(
+    store_url: str, *, force: bool = False, storage_options: Mapping[str, str] | None = None
+) -> Unlocked:
+    """Free the store's lock when the job that took it is gone; :class:`LockHeld` while a
+    live job holds it.
+
+    A local lock is the kernel's and ends with its process: only the record it left is
+    cleared. An S3 lease of a process that has ended on this machine, or one that expired,
+    is cleared. A live lease held from another machine is ended only with ``force``: for a
+    job whose machine is known to be gone, which would otherwise block writers until its
+    lease expires. Were it still running, it stops at its next renewal (exit 6). A job
+    running on this machine is never forced out: stop it instead.
+    """
+    if "://" in store_url and not store_url.startswith("file://"):
+        options = {**_S3_OPTIONS, **(storage_options or {})}
+        return _unlock_lease(store_url, f"{store_url.rstrip('/')}/{S3_LOCK_NAME}", options, force)
+    path = Path(store_url.removeprefix("file://")).expanduser() / LOCAL_LOCK_NAME
+    try:
+        handle = path.open("r+", encoding="utf-8")
+    except FileNotFoundError:
+        return Unlocked(store_url, None, None)  # no job has ever locked this store
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_holder(handle)
+            who = holder.describe() if holder else "another process"
+            raise LockHeld(
+                f"a running platform-audit job ({who}) holds the lock on store {store_url}. "
+                "A local store's lock ends with the process that holds it, so none is ever "
+                "left behind (--force changes nothing here): let the job finish, or stop it"
+            ) from None
+        try:
+            previous = _read_holder(handle)
+            if previous is not None:
+                handle.seek(0)
+                handle.truncate()
+                handle.flush()
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return Unlocked(store_url, previous, "gone" if previous else None)
+
+
+def _unlock_lease(store: str, uri: str, options: Mapping[str, str], force: bool) -> Unlocked:
+    table = _lease_table(uri, options, create=False)
+    current = _lease_row(table) if table is not None else None
+    if current is None:
+        return Unlocked(store, None, None)
+    if current.is_expired(datetime.now(UTC)):
+        why = "expired"
+    elif current.is_dead_here():
+        why = "gone"
+    elif current.host == socket.gethostname():
+        raise LockHeld(
+            f"a platform-audit job running on this machine ({current.describe()}) holds the "
+            f"lock on store {store}: let it finish, or stop it; --force does not end the "
+            "lease of a live process here"
+        )
+    elif not force:
+        raise LockHeld(
+            f"another platform-audit job ({current.describe()}) holds the lock on store "
+            f"{store}; its lease ends at {current.expires_at}. If that job's machine is gone, "
+            "`platform-audit store unlock --force` ends the lease now (were the job still "
+            "running, it would stop at its next renewal)"
+        )
+    else:
+        why = "forced"
+    if not _swap_lease(table, None):  # the lease changed since it was read: read it again
+        raise LockHeld(_held_message(store, _lease_row(_lease_table(uri, options))))
+    if why == "forced":
+        logger.warning(
+            "ended the lease of %s on store %s by force",
+            current.describe(),
+            store,
+            extra={"fields": {"forced_pid": current.pid, "forced_owner": current.owner}},
+        )
+    return Unlocked(store, current, why)
 
 
 class _FileLock:
@@ -274,7 +377,7 @@ class _LeaseLock:
     def __init__(self, uri: str, owner: str, ttl_s: float, options: dict[str, str]) -> None:
         self._uri, self._owner, self._ttl_s, self._options = uri, owner, ttl_s, options
         self._held = False
-        table = self._load()
+        table = _lease_table(self._uri, self._options)
         current = _lease_row(table)
         now = datetime.now(UTC)
         if current is not None and current.owner != owner:
@@ -287,45 +390,22 @@ class _LeaseLock:
                 "its process is gone" if current.is_dead_here() else "its lease expired",
                 extra={"fields": {"stale_pid": current.pid, "stale_owner": current.owner}},
             )
-        if not self._swap(table, Holder.me(owner, ttl_s)):
-            raise LockHeld(_held_message(uri.rsplit("/", 1)[0], _lease_row(self._load())))
-        self._held = True
-
-    def _load(self) -> Any:
-        from deltalake import DeltaTable, write_deltalake
-        from deltalake.exceptions import DeltaError, TableNotFoundError
-
-        try:
-            return DeltaTable(self._uri, storage_options=self._options)
-        except TableNotFoundError:
-            pass
-        with contextlib.suppress(DeltaError):  # another job created it first: fine
-            write_deltalake(
-                self._uri, _LEASE_SCHEMA.empty_table(), mode="error", storage_options=self._options
+        if not _swap_lease(table, Holder.me(owner, ttl_s)):
+            raise LockHeld(
+                _held_message(
+                    uri.rsplit("/", 1)[0], _lease_row(_lease_table(self._uri, self._options))
+                )
             )
-        return DeltaTable(self._uri, storage_options=self._options)
-
-    def _swap(self, table: Any, holder: Holder | None) -> bool:
-        """Replace the row read at ``table``'s version; False when another commit came first."""
-        from deltalake import write_deltalake
-        from deltalake.exceptions import CommitFailedError
-
-        rows = [asdict(holder)] if holder else []
-        data = pa.Table.from_pylist(rows, schema=_LEASE_SCHEMA)
-        try:
-            write_deltalake(table, data, mode="overwrite")
-        except CommitFailedError:
-            return False
-        return True
+        self._held = True
 
     def renew(self) -> None:
         """Extend the lease; ScheduleError when another job took it (ours had expired)."""
-        table = self._load()
+        table = _lease_table(self._uri, self._options)
         current = _lease_row(table)
         if (
             current is None
             or current.owner != self._owner
-            or not self._swap(table, Holder.me(self._owner, self._ttl_s))
+            or not _swap_lease(table, Holder.me(self._owner, self._ttl_s))
         ):
             self._held = False
             raise ScheduleError(
@@ -338,16 +418,48 @@ class _LeaseLock:
         if not self._held:
             return
         self._held = False
-        table = self._load()
+        table = _lease_table(self._uri, self._options)
         current = _lease_row(table)
         if current is not None and current.owner == self._owner:
-            self._swap(table, None)
+            _swap_lease(table, None)
 
     def __enter__(self) -> _LeaseLock:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _lease_table(uri: str, options: Mapping[str, str], *, create: bool = True) -> Any:
+    """The lease table at ``uri`` (created empty when missing, unless ``create`` is False:
+    then None)."""
+    from deltalake import DeltaTable, write_deltalake
+    from deltalake.exceptions import DeltaError, TableNotFoundError
+
+    try:
+        return DeltaTable(uri, storage_options=dict(options))
+    except TableNotFoundError:
+        if not create:
+            return None
+    with contextlib.suppress(DeltaError):  # another job created it first: fine
+        write_deltalake(
+            uri, _LEASE_SCHEMA.empty_table(), mode="error", storage_options=dict(options)
+        )
+    return DeltaTable(uri, storage_options=dict(options))
+
+
+def _swap_lease(table: Any, holder: Holder | None) -> bool:
+    """Replace the row read at ``table``'s version; False when another commit came first."""
+    from deltalake import write_deltalake
+    from deltalake.exceptions import CommitFailedError
+
+    rows = [asdict(holder)] if holder else []
+    data = pa.Table.from_pylist(rows, schema=_LEASE_SCHEMA)
+    try:
+        write_deltalake(table, data, mode="overwrite")
+    except CommitFailedError:
+        return False
+    return True
 
 
 def _lease_row(table: Any) -> Holder | None:
