@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from toolkit.audit.check_file import CheckSpec
 
-__all__ = ["VIEWS", "ensure_views", "install_views", "run_check"]
+__all__ = ["VIEWS", "ensure_views", "install_views", "run_check", "run_sql"]
 
 VIEWS = Path(__file__).with_name("views")
 """Derived views (e.g. ``credential_reach``) defined before any check runs, in name order."""
@@ -66,19 +66,29 @@ def run_check(
     con: duckdb.DuckDBPyConnection, spec: CheckSpec, overrides: Mapping[str, object] | None = None
 ) -> pa.Table:
     """Run one check's SQL with its parameters bound; refuse output of the wrong shape."""
-    try:
-        result = con.sql(spec.sql, params=spec.bind(overrides)).to_arrow_table()
-    except CheckDefinitionError:
-        raise
-    except Exception as exc:  # DuckDB's error types vary by failure; the file is what matters
-        if store_read_failure(exc):
-            raise store_unreadable(spec.id, exc) from exc
-        raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
-    if result is None:
-        raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
+    result = run_sql(con, spec, spec.sql, spec.bind(overrides))
     if tuple(result.column_names) != OUTPUT_COLUMNS:
         raise CheckDefinitionError(
             f"{spec.path}: returns columns {', '.join(result.column_names)}; a check must "
             f"return exactly {', '.join(OUTPUT_COLUMNS)}, in that order"
         )
+    return result
+
+
+def run_sql(
+    con: duckdb.DuckDBPyConnection, spec: CheckSpec, sql: str, params: Mapping[str, object]
+) -> pa.Table:
+    """``sql`` (the check's, or the engine's query around it) as an Arrow table. A failure
+    names the check's file, or is :class:`StoreUnavailable` when the store's files could
+    not be read: those are not the check's fault."""
+    try:
+        result = con.sql(sql, params=dict(params)).to_arrow_table()
+    except CheckDefinitionError:
+        raise
+    except Exception as exc:  # DuckDB raises several types; name the file in every case
+        if store_read_failure(exc):  # the store's files, not the check's SQL
+            raise store_unreadable(spec.id, exc) from exc
+        raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
+    if result is None:
+        raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
     return result

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from toolkit.audit.catalogue import Catalogue
 from toolkit.audit.check_file import OUTPUT_COLUMNS, SEVERITIES
-from toolkit.audit.check_run import ensure_views
+from toolkit.audit.check_run import ensure_views, run_sql
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.lifecycle import (
     build_judged,
@@ -256,7 +256,7 @@ def _check_rows(
         f"from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {kept}"
     )
     try:
-        result = _run(con, spec, sql, params)
+        result = run_sql(con, spec, sql, params)
     except CheckDefinitionError:
         _require_text_columns(con, spec, params)  # a wrong shape gets the precise message
         raise
@@ -295,10 +295,10 @@ def _split_check_rows(
     )
     rows_sql = f"select * from (\n{spec.sql}\n) as check_rows where {kept}"  # noqa: S608 - see above
     try:
-        statuses = _run(con, spec, statuses_sql, params)
+        statuses = run_sql(con, spec, statuses_sql, params)
         set_search_path(con, window)
         try:
-            rows = _run(con, spec, rows_sql, params)
+            rows = run_sql(con, spec, rows_sql, params)
         finally:
             set_search_path(con, history)
     except CheckDefinitionError:
@@ -386,20 +386,6 @@ def _require_shape(spec: CheckSpec, columns: Sequence[str], nested: Sequence[str
                 f"{spec.path}: column {name} is {kind}, which does not read as text; "
                 "return JSON text for evidence (to_json(struct_pack(...)))"
             )
-
-
-def _run(
-    con: duckdb.DuckDBPyConnection, spec: CheckSpec, sql: str, params: dict[str, object]
-) -> pa.Table:
-    try:
-        result = con.sql(sql, params=params).to_arrow_table()
-    except Exception as exc:  # DuckDB raises several types; name the file in every case
-        if store_read_failure(exc):  # the store's files, not the check's SQL
-            raise store_unreadable(spec.id, exc) from exc
-        raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
-    if result is None:
-        raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
-    return result
 
 
 def committed_snapshots(con: duckdb.DuckDBPyConnection) -> list[SnapshotRef]:
