@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from job_harness import job, s3_endpoint
+from job_harness import job, s3_endpoint, s3_env
 
-__all__ = ["job", "s3_endpoint"]
+__all__ = ["job", "s3_endpoint", "s3_env"]

@@ -150,6 +150,23 @@ def s3_endpoint() -> Iterator[str]:
         server.stop()
 
 
+MOTO_ENV = {
+    "AWS_ALLOW_HTTP": "true",
+    "AWS_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+}
+"""What deltalake needs, beside ``AWS_ENDPOINT_URL``, to reach moto's S3 server."""
+
+
+@pytest.fixture
+def s3_env(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The moto S3 endpoint, set in the environment (deltalake reads the process's)."""
+    for name, value in {"AWS_ENDPOINT_URL": s3_endpoint, **MOTO_ENV}.items():
+        monkeypatch.setenv(name, value)
+    return s3_endpoint
+
+
 class ScriptedLease:
     """A store lock whose renewals answer from a script: None renews, an exception is
     raised, and renewing goes on once the script is spent. With ``thread``, only renewals

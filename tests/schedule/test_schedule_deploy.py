@@ -132,22 +132,11 @@ def test_readme_documents_the_three_ways() -> None:
         assert path in section
 
 
-def test_the_cronjob_runs_against_an_s3_store(
-    job: Job, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_cronjob_runs_against_an_s3_store(job: Job, s3_env: str) -> None:
     container = _container(_manifests()["CronJob"])
     plain = {e["name"]: e["value"] for e in container["env"] if "value" in e}
     store_url = plain["PLATFORM_AUDIT_STORE"]
     assert store_url.startswith(f"s3://{BUCKET}/")
-    aws = {
-        "AWS_ENDPOINT_URL": s3_endpoint,
-        "AWS_ALLOW_HTTP": "true",
-        "AWS_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-    }
-    for name, value in aws.items():
-        monkeypatch.setenv(name, value)  # deltalake reads them from the process environment
     args = [a for a in container["args"] if not a.startswith("/etc/")]
     args.remove("--config")  # the test's own file stands in for the ConfigMap
     env = {"PLATFORM_AUDIT_STORE": store_url}
@@ -166,13 +155,8 @@ def test_the_cronjob_runs_against_an_s3_store(
 
 
 def test_s3_lease_lock_is_exclusive_and_expires(
-    s3_endpoint: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    s3_env: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    for name, value in {
-        "AWS_ENDPOINT_URL": s3_endpoint, "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-    }.items():  # fmt: skip
-        monkeypatch.setenv(name, value)
     url = f"s3://{BUCKET}/lease-test"
     held = "holds the lock on store s3://team-audit-bucket"
     with acquire_lock(url, owner="a", ttl_s=60), pytest.raises(LockHeld, match=held):
@@ -194,13 +178,8 @@ def test_s3_lease_lock_is_exclusive_and_expires(
 
 
 def test_unlock_ends_a_lease_left_by_another_machine_only_when_forced(
-    s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
+    s3_env: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name, value in {
-        "AWS_ENDPOINT_URL": s3_endpoint, "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-    }.items():  # fmt: skip
-        monkeypatch.setenv(name, value)
     url = f"s3://{BUCKET}/unlock-test"
     assert unlock(url).holder is None  # no job has locked it yet
     with monkeypatch.context() as elsewhere:  # a job on a machine that then died
@@ -222,22 +201,16 @@ def test_unlock_ends_a_lease_left_by_another_machine_only_when_forced(
     assert unlock(url).holder is None
 
 
-def test_a_data_object_gone_from_an_s3_store_is_exit_7_naming_it(
-    job: Job, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_data_object_gone_from_an_s3_store_is_exit_7_naming_it(job: Job, s3_env: str) -> None:
     """Over S3 the files are read through Arrow datasets, whose I/O errors DuckDB reports
     as invalid input: still the store, not 'the check failed to run'."""
     boto3 = pytest.importorskip("boto3", reason="boto3 is not installed")
     from toolkit.cli import app
 
-    aws = {"AWS_ENDPOINT_URL": s3_endpoint, "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1",
-           "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}  # fmt: skip
-    for name, value in aws.items():
-        monkeypatch.setenv(name, value)
     url = f"s3://{BUCKET}/gone-object"
     assert job.run("--max-runs", "1", PLATFORM_AUDIT_STORE=url).exit_code == ExitCode.OK
     s3 = boto3.client(
-        "s3", endpoint_url=s3_endpoint, region_name="us-east-1",
+        "s3", endpoint_url=s3_env, region_name="us-east-1",
         aws_access_key_id="testing", aws_secret_access_key="testing",
     )  # fmt: skip
     listed = s3.list_objects_v2(Bucket=BUCKET, Prefix="gone-object/services/")["Contents"]
