@@ -168,8 +168,10 @@ def snapshot(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
 ) -> None:
-    """Collect the platform into one snapshot: exit 0 complete, 3 partial, 4 refused, 2 config,
-    5 unreachable, 6 another job is writing the store, 7 store not writable."""
+    """Collect the platform into one snapshot.
+
+    Exit 0 complete, 3 partial, 4 refused, 2 config, 5 unreachable, 6 another job is
+    writing the store, 7 store not writable."""
     url = store or "the store"  # until the settings say which
     try:
         settings = load_settings(

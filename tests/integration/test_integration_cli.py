@@ -107,6 +107,26 @@ def test_messages_print_brackets_as_they_are(tmp_path: Path) -> None:
     assert "error: --log-level '[/]' is not a level" in level.output
 
 
+def test_every_command_summary_is_one_line_of_plain_text() -> None:
+    """The listing of ``--help`` shows each command's first paragraph as written (rich
+    mode keeps its line breaks and reads brackets as markup): one line, no brackets."""
+    import typer.main
+
+    def commands(group: object, path: str) -> list[tuple[str, str]]:
+        found = []
+        for name, command in getattr(group, "commands", {}).items():
+            found.append((f"{path} {name}", command.help or ""))
+            found.extend(commands(command, f"{path} {name}"))
+        return found
+
+    listed = commands(typer.main.get_command(app), "platform-audit")
+    assert len(listed) > 15  # the sub-apps (store, sim) are walked too
+    for name, text in listed:
+        summary = text.split("\n\n")[0].strip()
+        assert summary and "\n" not in summary, (name, summary)
+        assert "[" not in summary, (name, summary)
+
+
 def test_sim_serve_on_a_taken_or_impossible_port_is_a_usage_error() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
