@@ -170,8 +170,9 @@ def snapshot(
 ) -> None:
     """Collect the platform into one snapshot.
 
-    Exit 0 complete, 3 partial, 4 refused, 2 config, 5 unreachable, 6 another job is
-    writing the store, 7 store not writable."""
+    Exit 0 complete, 3 partial, 4 credential refused, 5 platform unreachable, 2 configuration.
+
+    Exit 6 while another job writes the store, 7 when the store cannot be written."""
     url = store or "the store"  # until the settings say which
     try:
         settings = load_settings(

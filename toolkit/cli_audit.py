@@ -68,7 +68,7 @@ def audit_command(
         typer.Option(
             "--fail-on",
             help="Exit 1 on an unwaived finding at or above: critical, high, medium or low "
-            "(default [audit] fail_on; else never).",
+            "(default \\[audit] fail_on; else never).",
         ),
     ] = None,
     waivers: Annotated[

@@ -48,7 +48,7 @@ StoreOpt = Annotated[
     typer.Option(
         "--store",
         help=(
-            "Store folder or s3://bucket/prefix; else $PLATFORM_AUDIT_STORE, else [store] url "
+            "Store folder or s3://bucket/prefix; else $PLATFORM_AUDIT_STORE, else \\[store] url "
             "of the config file, else data/store."
         ),
     ),

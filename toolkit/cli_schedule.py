@@ -68,7 +68,7 @@ def schedule_command(
         Path | None,
         typer.Option(
             "--status-file",
-            help="Where to write the JSON status (default: [schedule] status_file).",
+            help="Where to write the JSON status (default: \\[schedule] status_file).",
         ),
     ] = None,
     log_format: Annotated[

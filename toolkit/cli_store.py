@@ -235,8 +235,9 @@ def unlock(
 ) -> None:
     """Free the store's lock that a job killed outright left behind.
 
-    Exit 6 while a live job holds it. A local store's lock ends with its process; an S3
-    lease held from another machine lasts until it expires, or until --force ends it."""
+    Exit 6 while a live job holds it. A local store's lock ends with its process.
+
+    An S3 lease held from another machine lasts until it expires, or until --force ends it."""
     from toolkit.schedule.lock import unlock as unlock_store
 
     done = unlock_store(_open(store).url, force=force)

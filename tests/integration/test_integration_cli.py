@@ -9,7 +9,7 @@ import stat
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -107,24 +107,35 @@ def test_messages_print_brackets_as_they_are(tmp_path: Path) -> None:
     assert "error: --log-level '[/]' is not a level" in level.output
 
 
-def test_every_command_summary_is_one_line_of_plain_text() -> None:
-    """The listing of ``--help`` shows each command's first paragraph as written (rich
-    mode keeps its line breaks and reads brackets as markup): one line, no brackets."""
+def test_every_help_text_is_shown_as_written() -> None:
+    """typer's rich help keeps line breaks inside a paragraph and reads ``[store]`` as
+    markup (dropping it): each paragraph is one line, and every bracketed setting name of a
+    command's or an option's help is in its rendered ``--help``."""
+    import inspect
+    import re
+
     import typer.main
 
-    def commands(group: object, path: str) -> list[tuple[str, str]]:
+    def commands(group: object, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
         found = []
         for name, command in getattr(group, "commands", {}).items():
-            found.append((f"{path} {name}", command.help or ""))
-            found.extend(commands(command, f"{path} {name}"))
+            found.append(((*path, name), command))
+            found.extend(commands(command, (*path, name)))
         return found
 
-    listed = commands(typer.main.get_command(app), "platform-audit")
+    listed = commands(typer.main.get_command(app), ())
     assert len(listed) > 15  # the sub-apps (store, sim) are walked too
-    for name, text in listed:
-        summary = text.split("\n\n")[0].strip()
-        assert summary and "\n" not in summary, (name, summary)
-        assert "[" not in summary, (name, summary)
+    for path, command in listed:
+        paragraphs = inspect.cleandoc(command.help or "").split("\n\n")
+        assert paragraphs[0], path
+        for paragraph in paragraphs:
+            assert "\n" not in paragraph.strip(), (path, paragraph)
+        texts = [command.help or "", *(getattr(p, "help", None) or "" for p in command.params)]
+        names = set(re.findall(r"\[[a-z_]+\]", " ".join(texts).replace("\\[", "[")))
+        shown = runner.invoke(app, [*path, "--help"], terminal_width=200)
+        assert shown.exit_code == 0, (path, shown.output)
+        for name in names:
+            assert name in shown.output, (path, name)
 
 
 def test_sim_serve_on_a_taken_or_impossible_port_is_a_usage_error() -> None:
