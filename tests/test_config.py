@@ -145,3 +145,12 @@ def test_zero_rate_switches_the_limit_off(tmp_path: Path) -> None:
 def test_client_refusals_are_the_toolkits_config_error(settings: Settings, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         settings.client_config(environ={"PLATFORM_API_KEY": "plat_x"})
+
+
+def test_audit_skip_is_a_list_of_patterns(tmp_path: Path) -> None:
+    path = write(tmp_path, '[audit]\nskip = ["KEY006", "webhooks"]\n')
+    assert load_settings(path, environ={}).skip_checks == ("KEY006", "webhooks")
+    for bad in ('"KEY006"', "[1]", '[""]'):
+        path = write(tmp_path, f"[audit]\nskip = {bad}\n")
+        with pytest.raises(ConfigError, match=r"\[audit\] skip must be a list"):
+            load_settings(path, environ={})

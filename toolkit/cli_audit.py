@@ -6,6 +6,8 @@ waivers file, or a snapshot that is not there. ``register(app)`` adds both comma
 
     platform-audit audit --format sarif --out audit.sarif --fail-on high
     platform-audit audit --snapshot 0193f2 --compare-to 0193e1 --format markdown
+    platform-audit audit --check security --check "WEB*" --skip SEC003
+    platform-audit checks --format json
     platform-audit diff --from 0193e1 --to 0193f2
 """
 
@@ -33,16 +35,35 @@ if TYPE_CHECKING:
 
     from toolkit.audit.diff import SnapshotDiff
 
-__all__ = ["audit_command", "diff_command", "register"]
+__all__ = ["audit_command", "checks_command", "diff_command", "register"]
 
 console = Console()
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``audit`` and ``diff`` to the ``platform-audit`` command."""
+    """Add ``audit``, ``checks`` and ``diff`` to the ``platform-audit`` command."""
     app.command("audit")(audit_command)
+    app.command("checks")(checks_command)
     app.command("diff")(diff_command)
+
+
+CheckOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--check",
+        help='Run only the checks this names: an id, a glob on ids ("VAR*") or an area; '
+        "repeat it for more.",
+    ),
+]
+SkipOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--skip",
+        help="Leave out the checks this names (as --check), beside those of \\[audit] skip; "
+        "repeat it for more.",
+    ),
+]
 
 
 def audit_command(
@@ -81,9 +102,11 @@ def audit_command(
         bool,
         typer.Option("--latest-only", help="Read only the judged snapshot and the one before."),
     ] = False,
+    check: CheckOpt = None,
+    skip: SkipOpt = None,
 ) -> None:
     """Run every check over the history and report findings; exit 1 at --fail-on."""
-    from toolkit.audit import FORMATS, render, run_audit
+    from toolkit.audit import FORMATS, Catalogue, render, run_audit
     from toolkit.audit.formats import SUFFIXES
     from toolkit.snapshot import Store
 
@@ -92,9 +115,13 @@ def audit_command(
         raise fail(f"--fail-on must be one of {', '.join(FAIL_ON)}", ExitCode.CONFIG)
     try:
         settings = load_settings(config, store_url=store)
+        catalogue = Catalogue.from_settings(settings).select(only=check or (), skip=skip or ())
+        if not catalogue.specs:
+            raise ConfigError("--check and --skip leave no check to run")
         result = run_audit(
             Store.open(settings.store_url, create=False),
             settings=settings,
+            checks=catalogue,
             snapshot=snapshot,
             compare_to=compare_to,
             waivers=waivers,
@@ -129,6 +156,44 @@ def audit_command(
         if not failing.empty:
             err.print(Text(f"{len(failing)} unwaived finding(s) at or above {threshold}"))
             raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def checks_command(
+    config: ConfigOpt = None,
+    format: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    check: CheckOpt = None,
+) -> None:
+    """List the checks an audit runs: id, severity, area, title and thresholds."""
+    from toolkit.audit import Catalogue
+
+    if format not in ("table", "json"):
+        raise fail("--format must be table or json", ExitCode.CONFIG)
+    try:
+        settings = load_settings(config)
+        catalogue = Catalogue.from_settings(settings).select(only=check or ())
+    except (ConfigError, CheckDefinitionError) as exc:
+        raise fail(str(exc), ExitCode.CONFIG) from None
+    if format == "json":
+        entries = [
+            {"id": spec.id, "severity": spec.severity, "area": spec.area, "title": spec.title,
+             "risk": spec.risk, "remediation": spec.remediation, "history": spec.history,
+             "path": str(spec.path), "params": catalogue.params(spec)}
+            for spec in catalogue.specs
+        ]  # fmt: skip
+        sys.stdout.write(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
+        return
+    table = Table(title=Text(f"{len(catalogue.specs)} check(s)"), box=box.SIMPLE_HEAD)
+    for column in ("id", "severity", "area", "title and thresholds"):
+        table.add_column(column, overflow="fold")
+    for spec in catalogue.specs:
+        title = Text(spec.title)
+        params = catalogue.params(spec)
+        if params:
+            title.append("\n" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in params.items()))
+        table.add_row(Text(spec.id), Text(spec.severity), Text(spec.area), title)
+    console.print(table)
+    if settings.skip_checks:
+        err.print(Text(f"left out by [audit] skip: {', '.join(settings.skip_checks)}"))
 
 
 def diff_command(

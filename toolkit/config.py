@@ -63,7 +63,13 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
         "deadline_s": (int, float),
     },
     "store": {"url": str, "hmac_key_file": str},
-    "audit": {"checks": list, "builtin_checks": bool, "waivers": str, "fail_on": str},
+    "audit": {
+        "checks": list,
+        "builtin_checks": bool,
+        "skip": list,
+        "waivers": str,
+        "fail_on": str,
+    },
     "schedule": SCHEDULE_KEYS,
     "notify": NOTIFY_KEYS,
 }
@@ -114,6 +120,8 @@ class Settings:
     audit_checks: tuple[Path, ...] = ()
     """Folders of the user's own checks, run beside the built-in ones ([audit] checks)."""
     builtin_checks: bool = True
+    skip_checks: tuple[str, ...] = ()
+    """Checks left out of every audit: ids, globs on ids or areas ([audit] skip)."""
     waivers_file: Path | None = None
     fail_on: str | None = None
     check_params: Mapping[str, Mapping[str, int | float | str | bool]] = field(default_factory=dict)
@@ -295,6 +303,12 @@ def _audit(
     values["audit_checks"] = tuple(base / Path(f).expanduser() for f in folders)
     if "builtin_checks" in audit:
         values["builtin_checks"] = audit["builtin_checks"]
+    skip = audit.get("skip", [])
+    if not all(isinstance(p, str) and p for p in skip):
+        raise ConfigError(
+            f'{where}: [audit] skip must be a list of check ids, globs or areas, e.g. ["KEY006"]'
+        )
+    values["skip_checks"] = tuple(skip)
     if "waivers" in audit:
         values["waivers_file"] = base / Path(audit["waivers"]).expanduser()
     if "fail_on" in audit:

@@ -129,3 +129,47 @@ def test_snapshot_choice_and_usage_errors(store_dir: Path) -> None:
 def test_empty_store_says_to_take_a_snapshot(tmp_path: Path) -> None:
     code, _, err = audit(tmp_path, "--format", "json")
     assert code == ExitCode.CONFIG and "platform-audit snapshot" in err
+
+
+def checks_of(out: str) -> set[str]:
+    return {f["check_id"] for f in json.loads(out)["findings"]}
+
+
+def test_check_and_skip_choose_the_checks_an_audit_runs(store_dir: Path) -> None:
+    code, out, _ = audit(store_dir, "--format", "json")
+    assert code == ExitCode.OK and checks_of(out) == {"TST001", "TST002", "TST003"}
+    code, out, _ = audit(store_dir, "--format", "json", "--check", "replicas")
+    assert code == ExitCode.OK and checks_of(out) == {"TST002", "TST003"}
+    code, out, _ = audit(store_dir, "--format", "json", "--check", "tst00*", "--skip", "TST003")
+    assert code == ExitCode.OK and checks_of(out) == {"TST001", "TST002"}
+    # [audit] skip leaves a check out of every audit; a gate then ignores its findings.
+    args = ("--format", "json", "--fail-on", "high")
+    assert audit(store_dir, *args)[0] == ExitCode.FINDINGS  # TST001 is high
+    code, out, _ = audit(store_dir, *args, extra_config='skip = ["TST001"]\n')
+    assert code == ExitCode.OK and checks_of(out) == {"TST002", "TST003"}
+
+
+def test_a_check_pattern_that_matches_nothing_is_a_usage_error(store_dir: Path) -> None:
+    code, _, err = audit(store_dir, "--check", "TST009")
+    message = " ".join(err.split())
+    assert code == ExitCode.CONFIG and "--check 'TST009' matches no check" in message
+    assert "platform-audit checks" in message
+    code, _, err = audit(store_dir, extra_config='skip = ["webhook"]\n')
+    assert code == ExitCode.CONFIG and "[audit] skip 'webhook' matches no check" in err
+    code, _, err = audit(store_dir, "--check", "replicas", "--skip", "TST00*")
+    assert code == ExitCode.CONFIG and "leave no check to run" in err
+
+
+def test_checks_lists_the_catalogue_with_its_thresholds(store_dir: Path) -> None:
+    config = config_file(store_dir, 'skip = ["TST003"]\n[checks.TST002]\nmin_replicas = 3\n')
+    listed = runner.invoke(app, ["checks", "--config", str(config), "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    entries = {e["id"]: e for e in json.loads(listed.stdout)}
+    assert set(entries) == {"TST001", "TST002"}  # TST003 is skipped
+    assert entries["TST002"]["params"]["min_replicas"] == 3  # the configured value
+    assert entries["TST002"]["area"] == "replicas" and entries["TST002"]["risk"]
+    table = runner.invoke(app, ["checks", "--config", str(config)], terminal_width=100)
+    assert table.exit_code == 0 and "min_replicas = 3" in table.stdout
+    assert "left out by [audit] skip: TST003" in table.stderr
+    builtin = runner.invoke(app, ["checks", "--check", "WEB*", "--format", "json"])
+    assert [e["id"] for e in json.loads(builtin.stdout)] == ["WEB001", "WEB002", "WEB003"]

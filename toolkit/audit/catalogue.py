@@ -1,25 +1,28 @@
 """Which checks run, and with which thresholds: built-in checks, the user's folders, the config.
 
 The built-in checks ship in ``toolkit/audit/checks``; ``[audit] checks = ["folder", ...]``
-adds the user's own without touching the package, and ``[checks.ID]`` tables override the
-defaults a check declares in its header. Example::
+adds the user's own without touching the package, ``[checks.ID]`` tables override the
+defaults a check declares in its header, and ``[audit] skip`` leaves checks out (ids, globs
+such as ``VAR0*``, or areas such as ``webhooks``). Example::
 
     catalogue = Catalogue.from_settings(load_settings())
     for spec in catalogue.specs:
         params = catalogue.params(spec)      # {"min_ratio": 6}: defaults, then configuration
+    security = catalogue.select(only=["security", "WEB*"])
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
-from toolkit.errors import CheckDefinitionError
+from toolkit.errors import CheckDefinitionError, ConfigError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
 
     from toolkit.audit.check_file import CheckSpec
@@ -63,9 +66,37 @@ class Catalogue:
         """The checks and thresholds that ``settings`` name (built-in only when None)."""
         if settings is None:
             return cls.load()
-        return cls.load(
+        loaded = cls.load(
             settings.audit_checks, settings.check_params, builtin=settings.builtin_checks
         )
+        return loaded.select(skip=settings.skip_checks, where=f"{settings.source}: [audit] skip")
+
+    def select(
+        self, only: Sequence[str] = (), skip: Sequence[str] = (), *, where: str | None = None
+    ) -> Catalogue:
+        """The checks that match a pattern of ``only`` (all when empty) and none of ``skip``.
+
+        A pattern is a check id, a glob on ids (``VAR0*``) or an area (``webhooks``), in any
+        case. One that matches no loaded check is a :class:`ConfigError`: a misspelt id
+        would otherwise leave a check running, or the audit empty, without a word.
+        """
+        for option, patterns in (("--check", only), ("--skip", skip)):
+            for pattern in patterns:
+                if not any(_matches(spec, pattern) for spec in self.specs):
+                    areas = ", ".join(sorted({spec.area for spec in self.specs}))
+                    raise ConfigError(
+                        f"{where or option} {pattern!r} matches no check: give an id (RES001), "
+                        f"a glob on ids (VAR*) or an area ({areas}); "
+                        "`platform-audit checks` lists them"
+                    )
+        chosen = tuple(
+            spec
+            for spec in self.specs
+            if (not only or any(_matches(spec, p) for p in only))
+            and not any(_matches(spec, p) for p in skip)
+        )
+        ids = {spec.id for spec in chosen}
+        return Catalogue(chosen, {k: v for k, v in self.overrides.items() if k in ids})
 
     def params(self, spec: CheckSpec) -> dict[str, object]:
         """The values DuckDB receives for ``spec``: its defaults, then the configuration."""
@@ -76,6 +107,10 @@ class Catalogue:
             if spec.id == check_id:
                 return spec
         raise KeyError(check_id)
+
+
+def _matches(spec: CheckSpec, pattern: str) -> bool:
+    return spec.area == pattern.lower() or fnmatchcase(spec.id, pattern.upper())
 
 
 def params_example(specs: Iterable[CheckSpec] | None = None) -> str:
