@@ -104,6 +104,15 @@ def audit_command(
     ] = False,
     check: CheckOpt = None,
     skip: SkipOpt = None,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit",
+            min=0,
+            help="The table on the terminal shows this many findings, most severe first, then "
+            "counts per check (0: all). Other formats and --out have every finding.",
+        ),
+    ] = 50,
 ) -> None:
     """Run every check over the history and report findings; exit 1 at --fail-on."""
     from toolkit.audit import FORMATS, Catalogue, render, run_audit
@@ -131,12 +140,11 @@ def audit_command(
         raise fail(str(exc), ExitCode.CONFIG) from None
     except StoreError as exc:  # the store could not be read: URL, credentials, permissions
         raise fail(str(exc), ExitCode.STORE) from None
-    text = render(result, format)
     if out is not None:
         from toolkit.report.report_writer import write_text
 
         try:
-            write_text(out, text)  # whole or not at all
+            write_text(out, render(result, format))  # whole or not at all
         except OSError as exc:
             message = f"cannot write {out}: {exc}; choose another --out"
             raise fail(message, ExitCode.CONFIG) from None
@@ -144,9 +152,9 @@ def audit_command(
     elif format == "table":
         from toolkit.audit import findings_table
 
-        console.print(findings_table(result))
+        console.print(findings_table(result, limit=limit or None))
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(render(result, format))
     for row in result.waiver_report.itertuples(index=False):
         if row.status != "active":
             err.print(Text(f"waiver #{row.entry} ({row.check_id}, {row.owner}) is {row.status}"))

@@ -173,3 +173,32 @@ def test_checks_lists_the_catalogue_with_its_thresholds(store_dir: Path) -> None
     assert "left out by [audit] skip: TST003" in table.stderr
     builtin = runner.invoke(app, ["checks", "--check", "WEB*", "--format", "json"])
     assert [e["id"] for e in json.loads(builtin.stdout)] == ["WEB001", "WEB002", "WEB003"]
+
+
+def test_the_terminal_table_shows_the_first_findings_then_counts_per_check(
+    store_dir: Path,
+) -> None:
+    _, out, _ = audit(store_dir, "--format", "json")
+    findings = json.loads(out)["findings"]
+    assert len(findings) > 2
+    names = [f["resource_name"] or f["resource_id"] for f in findings]
+    first = names[:2]
+    # Names that fit their column whole (a longer one folds over lines); none of the first.
+    rest = {n for n in names[2:] if len(n) <= 20 and " " not in n} - set(first)
+    assert rest
+    code, table, _ = audit(store_dir, "--limit", "2")
+    flat = " ".join(table.split())
+    assert code == ExitCode.OK
+    assert f"showed the first 2 of {len(findings)} findings" in flat
+    assert "findings per check" in table and all(name in table for name in first)
+    per_check = table.split("findings per check", 1)[1]
+    for check_id in {f["check_id"] for f in findings}:
+        assert check_id in per_check
+    shown_before_counts = table.split("findings per check", 1)[0]
+    assert not any(name in shown_before_counts for name in rest), rest
+    code, everything, _ = audit(store_dir, "--limit", "0")
+    assert code == ExitCode.OK and "showed the first" not in everything
+    assert all(name in everything for name in rest)
+    target = store_dir / "all.txt"  # a file has every finding, whatever --limit says
+    assert audit(store_dir, "--limit", "1", "--out", str(target))[0] == ExitCode.OK
+    assert all(name in target.read_text(encoding="utf-8") for name in rest)

@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from toolkit.audit.findings import FINDING_COLUMNS
+from toolkit.audit.lifecycle import STATES
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -179,12 +180,17 @@ def to_markdown(result: AuditResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def findings_table(result: AuditResult) -> RenderableType:
+def findings_table(result: AuditResult, limit: int | None = None) -> RenderableType:
     """A rich table of the findings and a one-line summary; cell text is never markup.
 
     Laid out for an 80-column terminal too: the team goes under the resource's name and a
     waiver under the reason, so the reason column keeps most of the width and wraps
-    without losing a word (:func:`to_csv` and ``--format json`` have every field)."""
+    without losing a word (:func:`to_csv` and ``--format json`` have every field).
+    ``limit`` shows only the first findings (most severe, then new and regressed, first)
+    and then counts per check: a fleet's tens of thousands of rows are for a file.
+    """
+    findings = result.findings
+    shown = findings if not limit else findings.head(limit)
     table = Table(
         title=Text(f"findings in snapshot {result.target.snapshot_id}"),
         title_justify="left",
@@ -194,7 +200,7 @@ def findings_table(result: AuditResult) -> RenderableType:
         table.add_column(column, no_wrap=True)
     table.add_column("resource / team", max_width=28, overflow="fold")
     table.add_column("reason", ratio=1, min_width=20, overflow="fold")
-    for f in frame_records(result.findings):
+    for f in frame_records(shown):
         resource = Text(str(f["resource_name"] or f["resource_id"]))
         team = f["team_name"] or f["team_id"]
         if team:
@@ -210,9 +216,43 @@ def findings_table(result: AuditResult) -> RenderableType:
             resource,
             reason,
         )
+    parts: list[RenderableType] = [table]
+    if len(shown) < len(findings):
+        parts.append(_per_check_table(result))
+        parts.append(
+            Text(
+                f"showed the first {len(shown):,} of {len(findings):,} findings (most severe, "
+                "then new and regressed, first): --limit 0 shows them all; --format csv or "
+                "json, or --out FILE, has every field"
+            )
+        )
     counts = result.summary().sum()
     line = ", ".join(f"{int(counts[k])} {k}" for k in counts.index)
-    return Group(table, Text(f"{len(result.checks)} checks; {line}"))
+    parts.append(Text(f"{len(result.checks)} checks; {line}"))
+    return Group(*parts)
+
+
+def _per_check_table(result: AuditResult) -> Table:
+    """Findings counted per check (states unwaived, as the summary line counts them); the
+    title goes under the id, so the counts fit an 80-column terminal."""
+    frame = result.findings
+    titles = {spec.id: spec.title for spec in result.checks}
+    table = Table(title=Text("findings per check"), title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("check", ratio=1, min_width=16, overflow="fold")
+    table.add_column("severity", no_wrap=True)
+    for column in (*STATES, "waived"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for (check_id, severity), rows in frame.groupby(["check_id", "severity"], sort=False):
+        counts = [int(((rows.state == state) & ~rows.waived).sum()) for state in STATES]
+        counts.append(int(rows.waived.sum()))
+        check = Text(str(check_id))
+        check.append(f"\n{titles.get(str(check_id), '')}", style="dim")
+        table.add_row(
+            check,
+            Text(str(severity), style=_STYLE.get(str(severity), "")),
+            *(Text(f"{n:,}") for n in counts),
+        )
+    return table
 
 
 def _ref(ref: SnapshotRef) -> dict[str, Any]:
