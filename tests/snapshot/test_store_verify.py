@@ -84,6 +84,24 @@ def test_tampering_with_an_old_row_names_that_snapshot_first(
     assert ids[0] in report.summary()
 
 
+def test_verify_can_recompute_the_content_of_chosen_snapshots_only(
+    store: Store, write_snapshot: WriteSnapshot
+) -> None:
+    """A report re-hashes the snapshots it presents; the chain is still walked whole."""
+    ids = _three(store, write_snapshot)
+    DeltaTable(store.table_uri("services")).update(
+        new_values={"memory_limits_megabytes": 4096},
+        predicate=f"snapshot_id = '{ids[0]}' AND id = 'svc-0'",
+    )
+    newest = store.verify(content=ids[1:])
+    assert newest.ok and (newest.content_checked, newest.content_skipped) == (2, 1)
+    assert "2 content hash(es) recomputed (not those of the other 1:" in newest.summary()
+    assert "store verify` recomputes them all" in newest.summary()
+    oldest = store.verify(content=[ids[0]])
+    assert [(b.snapshot_id, b.check) for b in oldest.breaks] == [(ids[0], "content_hash")]
+    assert store.verify().content_skipped == 0
+
+
 def test_deleting_rows_or_a_snapshot_row_breaks_the_chain(
     store: Store, write_snapshot: WriteSnapshot
 ) -> None:

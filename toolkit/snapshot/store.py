@@ -140,11 +140,12 @@ class Store:
         return connect(self, snapshot_ids)
 
     # --- verification and maintenance (see verify.py, maintenance.py, retention.py) -------
-    def verify(self) -> VerifyReport:
-        """Recompute every retained snapshot's content hash and check the chain."""
+    def verify(self, *, content: Collection[str] | None = None) -> VerifyReport:
+        """Check the chain and recompute every retained snapshot's content hash (only those
+        of the ``content`` snapshot ids, when given)."""
         from toolkit.snapshot.verify import verify
 
-        return verify(self)
+        return verify(self, content=content)
 
     def gc(
         self, *, min_age: timedelta = timedelta(hours=1), now: datetime | None = None
