@@ -135,7 +135,19 @@ def ls(store: StoreOpt = None) -> None:
 @_command("verify")
 def verify(store: StoreOpt = None) -> None:
     """Recompute content hashes and check the chain; exit 1 when history was altered."""
-    report = _open(store).verify()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    opened = _open(store)
+    errors = Console(stderr=True)
+    if not errors.is_terminal:  # a log or a pipe: the summary line alone
+        report = opened.verify()
+    else:  # minutes on a large store: a bar while it runs, gone when it ends
+        columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=errors, transient=True) as bar:
+            task = bar.add_task("verifying snapshots", total=None)
+            report = opened.verify(
+                progress=lambda done, total: bar.update(task, completed=done, total=total)
+            )
     if report.breaks:
         rows = [[b.seq, b.snapshot_id, b.check, b.expected, b.found] for b in report.breaks]
         console.print(

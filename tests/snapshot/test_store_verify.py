@@ -99,7 +99,11 @@ def test_verify_can_recompute_the_content_of_chosen_snapshots_only(
     assert "store verify` recomputes them all" in newest.summary()
     oldest = store.verify(content=[ids[0]])
     assert [(b.snapshot_id, b.check) for b in oldest.breaks] == [(ids[0], "content_hash")]
-    assert store.verify().content_skipped == 0
+    calls: list[tuple[int, int]] = []
+    assert (
+        store.verify(progress=lambda done, total: calls.append((done, total))).content_skipped == 0
+    )
+    assert calls == [(1, 3), (2, 3), (3, 3)]  # what the command's progress bar shows
 
 
 def test_deleting_rows_or_a_snapshot_row_breaks_the_chain(

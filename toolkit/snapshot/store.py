@@ -39,7 +39,7 @@ from toolkit.snapshot.snapshot_info import SnapshotInfo
 from toolkit.snapshot.snapshot_writer import FaultHook, SnapshotMeta, SnapshotWriter
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping
+    from collections.abc import Callable, Collection, Mapping
 
     import duckdb
     import pyarrow.dataset as ds
@@ -140,12 +140,17 @@ class Store:
         return connect(self, snapshot_ids)
 
     # --- verification and maintenance (see verify.py, maintenance.py, retention.py) -------
-    def verify(self, *, content: Collection[str] | None = None) -> VerifyReport:
+    def verify(
+        self,
+        *,
+        content: Collection[str] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> VerifyReport:
         """Check the chain and recompute every retained snapshot's content hash (only those
-        of the ``content`` snapshot ids, when given)."""
+        of the ``content`` snapshot ids, when given); ``progress(done, total)`` after each."""
         from toolkit.snapshot.verify import verify
 
-        return verify(self, content=content)
+        return verify(self, content=content, progress=progress)
 
     def gc(
         self, *, min_age: timedelta = timedelta(hours=1), now: datetime | None = None

@@ -39,7 +39,7 @@ from toolkit.snapshot.validation import column_equals
 from toolkit.snapshot.views import VISIBLE_STATUSES
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping
+    from collections.abc import Callable, Collection, Mapping
 
     from toolkit.snapshot.store import Store
 
@@ -113,12 +113,18 @@ class VerifyReport:
         )
 
 
-def verify(store: Store, *, content: Collection[str] | None = None) -> VerifyReport:
+def verify(
+    store: Store,
+    *,
+    content: Collection[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> VerifyReport:
     """Check every snapshot of ``store``; see the module docstring for what is checked.
 
     ``content`` limits the recomputed content hashes to those snapshot ids (the chain is
     still walked whole): recomputing every snapshot's is minutes on a large store, and a
     report needs the snapshots it presents. The report says how many were left out.
+    ``progress(done, total)`` is called after each snapshot.
     """
     rows = store._snapshot_rows().sort_by("seq").to_pylist()
     datasets = {name: store._dataset(name) for name in SNAPSHOT_TABLES}
@@ -135,6 +141,8 @@ def verify(store: Store, *, content: Collection[str] | None = None) -> VerifyRep
         else:
             checked += 1
             breaks.extend(_check_content(row, datasets))
+        if progress is not None:
+            progress(expected_seq, len(rows))
     visible = {r[SNAPSHOT_ID] for r in rows if r["status"] in VISIBLE_STATUSES}
     return VerifyReport(
         snapshots=len(rows),
