@@ -202,3 +202,27 @@ def test_the_terminal_table_shows_the_first_findings_then_counts_per_check(
     target = store_dir / "all.txt"  # a file has every finding, whatever --limit says
     assert audit(store_dir, "--limit", "1", "--out", str(target))[0] == ExitCode.OK
     assert all(name in target.read_text(encoding="utf-8") for name in rest)
+
+
+def test_counts_per_check_add_up_as_the_summary_does(store_dir: Path) -> None:
+    """TST001 is the only high check: its row has the summary's high counts, waived ones
+    (in alarm) apart, a waived resolved finding in neither."""
+    waivers = store_dir / "all-waivers.toml"
+    waivers.write_text(
+        "".join(
+            f'[[waivers]]\ncheck = "TST001"\nresources = ["svc-{name}"]\nreason = "r"\n'
+            'owner = "ops"\nexpires = 2099-01-01\n'
+            for name in ("open", "new", "resolved")
+        ),
+        encoding="utf-8",
+    )
+    _, out, _ = audit(store_dir, "--format", "json", "--waivers", str(waivers))
+    high = json.loads(out)["summary"]["high"]
+    assert high["waived"] == 2 and high["resolved"] == 1  # svc-gone; waived svc-resolved: neither
+    _, table, _ = audit(store_dir, "--limit", "1", "--waivers", str(waivers))
+    row = next(
+        line.split() for line in table.split("findings per check", 1)[1].splitlines()
+        if line.split()[:1] == ["TST001"]
+    )  # fmt: skip
+    columns = ("new", "regressed", "open", "resolved", "waived")
+    assert [int(n) for n in row[2:]] == [high[c] for c in columns], row

@@ -25,7 +25,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from toolkit.audit.findings import FINDING_COLUMNS
+from toolkit.audit.findings import ALARMING, FINDING_COLUMNS
 from toolkit.audit.lifecycle import STATES
 
 if TYPE_CHECKING:
@@ -244,7 +244,7 @@ def _per_check_table(result: AuditResult) -> Table:
         table.add_column(column, justify="right", no_wrap=True)
     for (check_id, severity), rows in frame.groupby(["check_id", "severity"], sort=False):
         counts = [int(((rows.state == state) & ~rows.waived).sum()) for state in STATES]
-        counts.append(int(rows.waived.sum()))
+        counts.append(int((rows.state.isin(ALARMING) & rows.waived).sum()))
         check = Text(str(check_id))
         check.append(f"\n{titles.get(str(check_id), '')}", style="dim")
         table.add_row(
