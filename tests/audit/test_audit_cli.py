@@ -56,16 +56,22 @@ def test_fail_on_from_the_config_file(store_dir: Path) -> None:
     assert code == ExitCode.FINDINGS
 
 
-def test_waived_findings_do_not_fail_the_gate(store_dir: Path) -> None:
-    waivers = store_dir / "waivers.toml"
+def tst001_waivers(root: Path, file_name: str, *services: str) -> Path:
+    """A waivers file waiving TST001 for ``svc-<name>`` of each name, until 2099."""
+    waivers = root / file_name
     waivers.write_text(
         "\n".join(
             f'[[waivers]]\ncheck = "TST001"\nresources = ["svc-{name}"]\nreason = "r"\n'
             'owner = "ops"\nexpires = 2099-01-01\n'
-            for name in ("open", "new", "regressed")
+            for name in services
         ),
         encoding="utf-8",
     )
+    return waivers
+
+
+def test_waived_findings_do_not_fail_the_gate(store_dir: Path) -> None:
+    waivers = tst001_waivers(store_dir, "waivers.toml", "open", "new", "regressed")
     args = ("--format", "json", "--fail-on", "high", "--waivers", str(waivers))
     code, out, _ = audit(store_dir, *args)
     assert code == ExitCode.OK
@@ -207,15 +213,7 @@ def test_the_terminal_table_shows_the_first_findings_then_counts_per_check(
 def test_counts_per_check_add_up_as_the_summary_does(store_dir: Path) -> None:
     """TST001 is the only high check: its row has the summary's high counts, waived ones
     (in alarm) apart, a waived resolved finding in neither."""
-    waivers = store_dir / "all-waivers.toml"
-    waivers.write_text(
-        "".join(
-            f'[[waivers]]\ncheck = "TST001"\nresources = ["svc-{name}"]\nreason = "r"\n'
-            'owner = "ops"\nexpires = 2099-01-01\n'
-            for name in ("open", "new", "resolved")
-        ),
-        encoding="utf-8",
-    )
+    waivers = tst001_waivers(store_dir, "all-waivers.toml", "open", "new", "resolved")
     _, out, _ = audit(store_dir, "--format", "json", "--waivers", str(waivers))
     high = json.loads(out)["summary"]["high"]
     assert high["waived"] == 2 and high["resolved"] == 1  # svc-gone; waived svc-resolved: neither
