@@ -61,6 +61,11 @@ def test_json(result: AuditResult) -> None:
     assert set(first) == set(FINDING_COLUMNS)
     assert isinstance(first["evidence"], dict)  # parsed, not a string of JSON
     assert data["summary"]["high"]["waived"] == 1
+    by_check = {row["check_id"]: row for row in data["by_check"]}
+    assert list(by_check) == ["TST001", "TST002", "TST003"]
+    assert (by_check["TST001"]["new"], by_check["TST001"]["waived"]) == (0, 1)  # waived apart
+    assert by_check["TST001"]["mttr_hours"] == pytest.approx(42.0)
+    assert by_check["TST002"]["mttr_hours"] is None  # none resolved: null, not NaN
     names = {f["resource_name"] for f in data["findings"]}
     assert HOSTILE in names  # exactly as returned
 

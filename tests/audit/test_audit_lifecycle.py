@@ -85,6 +85,26 @@ def test_mean_time_to_resolve() -> None:
     assert pd.isna(mttr.loc["TST002", "mttr_hours"])
 
 
+def test_per_check_counts_and_resolve_times() -> None:
+    # TST002 with min_replicas 0 never alarms: its row says it ran and found nothing.
+    catalogue = engine_catalogue({"TST002": {"min_replicas": 0}})
+    result = run_audit(fixture_connection(history()), checks=catalogue)
+    rows = result.per_check().set_index("check_id")
+    assert list(rows.index) == ["TST001", "TST002", "TST003"]  # high, medium, low
+    counts = ["new", "regressed", "open", "resolved", "waived", "alarming", "resolved_count"]
+    assert rows.loc["TST001", counts].to_dict() == {
+        "new": 1, "regressed": 1, "open": 1, "resolved": 2, "waived": 0, "alarming": 3,
+        "resolved_count": 4,
+    }  # fmt: skip
+    assert rows.loc["TST001", "mttr_hours"] == pytest.approx(42.0)
+    assert rows.loc["TST002", counts].sum() == 0 and pd.isna(rows.loc["TST002", "mttr_hours"])
+    assert rows.loc["TST003", ["new", "alarming"]].tolist() == [1, 1]
+    assert rows.loc["TST001", "title"] == catalogue.specs[0].title
+    per_severity = rows.groupby("severity")[["new", "regressed", "open", "resolved", "waived"]]
+    summary = result.summary()
+    assert (per_severity.sum() == summary.loc[per_severity.sum().index]).all().all()
+
+
 def test_judge_an_older_snapshot_against_a_chosen_one() -> None:
     con = fixture_connection(history())
     result = run_audit(con, checks=engine_catalogue(), snapshot=IDS[2], compare_to=IDS[0])

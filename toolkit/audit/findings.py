@@ -120,6 +120,39 @@ class AuditResult:
         counts["waived"] = [int((alarming & (frame.severity == s)).sum()) for s in SEVERITIES]
         return pd.DataFrame(counts, index=pd.Index(SEVERITIES, name="severity"))
 
+    def per_check(self) -> pd.DataFrame:
+        """One row per check run, most severe first and then the most findings in alarm:
+        ``check_id, title, severity, area``, the counts :meth:`summary` makes per severity
+        (``new, regressed, open, resolved`` unwaived, ``waived`` in alarm), ``alarming``
+        (new + regressed + open) and, from :meth:`mttr`, ``resolved_count`` and
+        ``mttr_hours`` over the history. A check with no finding has a row of zeros: the
+        table also says what was checked and found clean.
+        """
+        frame = self.findings
+        counted = pd.DataFrame(
+            {
+                "check_id": frame.check_id,
+                **{state: (frame.state == state) & ~frame.waived for state in STATES},
+                "waived": frame.state.isin(ALARMING) & frame.waived,
+            }
+        )
+        counts = counted.groupby("check_id").sum()
+        rows = pd.DataFrame(
+            [(c.id, c.title, c.severity, c.area) for c in self.checks],
+            columns=["check_id", "title", "severity", "area"],
+        )
+        rows = rows.join(counts, on="check_id")
+        columns = [*STATES, "waived"]
+        rows[columns] = rows[columns].fillna(0).astype("int64")
+        rows["alarming"] = rows[list(ALARMING)].sum(axis=1)
+        mttr = self.mttr_table[["check_id", "resolved_count", "mttr_hours"]]
+        rows = rows.merge(mttr, on="check_id", how="left")
+        rows["resolved_count"] = rows.resolved_count.fillna(0).astype("int64")
+        rank = rows.severity.map({s: n for n, s in enumerate(SEVERITIES)})
+        order = rows.assign(_rank=rank, _alarming=-rows.alarming)
+        order = order.sort_values(["_rank", "_alarming", "check_id"], kind="stable")
+        return rows.loc[order.index].reset_index(drop=True)
+
     def failing(self, fail_on: str) -> pd.DataFrame:
         """Unwaived findings in alarm (new, regressed, open) at or above ``fail_on``."""
         frame = self.findings

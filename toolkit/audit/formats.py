@@ -25,7 +25,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from toolkit.audit.findings import ALARMING, FINDING_COLUMNS
+from toolkit.audit.findings import FINDING_COLUMNS
 from toolkit.audit.lifecycle import STATES
 
 if TYPE_CHECKING:
@@ -89,7 +89,8 @@ def to_records(result: AuditResult) -> list[dict[str, Any]]:
 
 
 def to_json(result: AuditResult) -> dict[str, Any]:
-    """Judged and compared snapshots, counts, findings and the waiver report."""
+    """Judged and compared snapshots, counts per severity and per check (with mean time to
+    resolve), findings and the waiver report."""
     summary = result.summary()
     return {
         "snapshot": _ref(result.target),
@@ -97,6 +98,7 @@ def to_json(result: AuditResult) -> dict[str, Any]:
         "latest_only": result.latest_only,
         "checks": len(result.checks),
         "summary": {sev: {k: int(v) for k, v in row.items()} for sev, row in summary.iterrows()},
+        "by_check": frame_records(result.per_check()),
         "findings": to_records(result),
         "waivers": frame_records(result.waiver_report),
     }
@@ -233,24 +235,23 @@ def findings_table(result: AuditResult, limit: int | None = None) -> RenderableT
 
 
 def _per_check_table(result: AuditResult) -> Table:
-    """Findings counted per check (states unwaived, as the summary line counts them); the
-    title goes under the id, so the counts fit an 80-column terminal."""
-    frame = result.findings
-    titles = {spec.id: spec.title for spec in result.checks}
+    """Findings counted per check with any (states unwaived, as the summary line counts
+    them); the title goes under the id, so the counts fit an 80-column terminal."""
     table = Table(title=Text("findings per check"), title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("check", ratio=1, min_width=16, overflow="fold")
     table.add_column("severity", no_wrap=True)
-    for column in (*STATES, "waived"):
+    columns = (*STATES, "waived")
+    for column in columns:
         table.add_column(column, justify="right", no_wrap=True)
-    for (check_id, severity), rows in frame.groupby(["check_id", "severity"], sort=False):
-        counts = [int(((rows.state == state) & ~rows.waived).sum()) for state in STATES]
-        counts.append(int((rows.state.isin(ALARMING) & rows.waived).sum()))
-        check = Text(str(check_id))
-        check.append(f"\n{titles.get(str(check_id), '')}", style="dim")
+    for row in frame_records(result.per_check()):
+        counts = [int(row[column]) for column in columns]
+        if not any(counts):
+            continue
+        check = Text(str(row["check_id"]))
+        check.append(f"\n{row['title']}", style="dim")
+        severity = str(row["severity"])
         table.add_row(
-            check,
-            Text(str(severity), style=_STYLE.get(str(severity), "")),
-            *(Text(f"{n:,}") for n in counts),
+            check, Text(severity, style=_STYLE.get(severity, "")), *(Text(f"{n:,}") for n in counts)
         )
     return table
 
