@@ -74,7 +74,7 @@ def report_command(
     ] = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Build the audit report: summary, trends, changes, findings, key scope, waivers, evidence."""
+    """Build the audit report: summary, trends, changes, checks, findings, key scope, waivers."""
     from toolkit.report import render_report
     from toolkit.report.report_writer import write_text
     from toolkit.snapshot import Store

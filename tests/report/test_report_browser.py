@@ -100,11 +100,29 @@ def test_findings_sort_and_filter(page: Page) -> None:
     )
 
 
+def test_a_check_in_the_by_check_table_lists_its_findings(page: Page) -> None:
+    rows = "[...document.querySelectorAll('#findings-table tbody tr')]"
+    checks = page.evaluate(f"[...new Set({rows}.map(r => r.dataset.check))]")
+    assert len(checks) > 1
+    _filter(page, "filter-text", "a phrase no finding has")  # the click clears other filters
+    for check in checks[:3]:
+        page.evaluate(
+            f"document.querySelector('a.check-link[data-check={json.dumps(check)}]').click()"
+        )
+        shown = page.evaluate(f"{rows}.filter(r => !r.hidden).map(r => r.dataset.check)")
+        assert shown and set(shown) == {check}
+        same = page.evaluate(f"{rows}.filter(r => r.dataset.check == {json.dumps(check)}).length")
+        assert len(shown) == same
+    total = page.evaluate(f"{rows}.length")
+    assert _filter(page, "filter-check", "") == total
+
+
 def _filter(page: Page, control: str, value: str | bool) -> int:
-    prop, event = ("checked", "change") if isinstance(value, bool) else ("value", "input")
+    prop = "checked" if isinstance(value, bool) else "value"
     page.evaluate(
         f"(() => {{ const c = document.getElementById({json.dumps(control)}); "
-        f"c.{prop} = {json.dumps(value)}; c.dispatchEvent(new Event('{event}')); }})()"
+        f"c.{prop} = {json.dumps(value)}; "
+        "c.dispatchEvent(new Event(c.type == 'search' ? 'input' : 'change')); })()"
     )
     shown: int = page.evaluate(
         "document.querySelectorAll('#findings-table tbody tr:not([hidden])').length"
@@ -116,7 +134,8 @@ def test_screenshots(page: Page) -> None:
     top = page.screenshot(ARTIFACTS / "report.png", height=1400)
     findings = page.screenshot(ARTIFACTS / "report-findings.png", selector="#findings", height=1100)
     scope = page.screenshot(ARTIFACTS / "report-key-scope.png", selector="#key-scope")
-    for shot in (top, findings, scope):
+    checks = page.screenshot(ARTIFACTS / "report-checks.png", selector="#checks", height=900)
+    for shot in (top, findings, scope, checks):
         assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
     if not os.environ.get("PLATFORM_AUDIT_UPDATE_SCREENSHOTS"):
         return  # a test run never rewrites tracked files; set the variable to refresh them
@@ -124,3 +143,4 @@ def test_screenshots(page: Page) -> None:
     shutil.copyfile(top, SCREENSHOTS / "report-top.png")
     shutil.copyfile(findings, SCREENSHOTS / "report-findings.png")
     shutil.copyfile(scope, SCREENSHOTS / "report-key-scope.png")
+    shutil.copyfile(checks, SCREENSHOTS / "report-checks.png")

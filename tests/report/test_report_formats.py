@@ -20,6 +20,7 @@ from toolkit.errors import AuditError
 from toolkit.report import Trends, gather_report, render_report_data, write_report
 from toolkit.report.charts import plot_text
 from toolkit.report.html_report import script_json
+from toolkit.report.report_view import duration_text
 from toolkit.report.text_reports import render_markdown
 from toolkit.sim.vocabulary import HTML_NAME, HTML_PROJECT_NAME
 
@@ -109,7 +110,16 @@ def test_html_is_self_contained(html: str, tags: Tags) -> None:
 
 def test_html_sections_and_charts(html: str, tags: Tags, report_data: ReportData) -> None:
     ids = {attrs.get("id") for _, attrs in tags.tags}
-    for section in ("summary", "trends", "changes", "findings", "key-scope", "waivers", "evidence"):
+    for section in (
+        "summary",
+        "trends",
+        "changes",
+        "checks",
+        "findings",
+        "key-scope",
+        "waivers",
+        "evidence",
+    ):
         assert section in ids
     figures = {
         attrs["id"]: json.loads(text)
@@ -163,6 +173,34 @@ def test_plot_text_shortens_before_escaping() -> None:
     assert plot_text("&" * 100, limit=10) == "&amp;" * 9 + "\u2026"
 
 
+def test_html_findings_by_check(html: str, report_data: ReportData) -> None:
+    section = html[html.index('<section id="checks">') : html.index('<section id="findings">')]
+    findings = html[html.index('<section id="findings">') : html.index('id="key-scope"')]
+    rows = re.findall(r"<tr(?: class=\"clean\")?><td>.*?</tr>", section)
+    assert len(rows) == len(report_data.result.checks)  # every check run, clean ones too
+    linked = 0
+    for row in rows:
+        check = re.search(r'</span></td><th scope="row">(?:<a [^>]*>)?(\w+)', row)
+        assert check, row
+        cells = re.findall(r'<td class="num">([^<]*)</td>', row)
+        open_now, waived = int(cells[0]), int(cells[3])
+        listed = [
+            re.search(r'data-waived="(\w+)"', tr).group(1)  # type: ignore[union-attr]
+            for tr in re.findall(rf'<tr [^>]*data-check="{check.group(1)}"[^>]*>', findings)
+        ]
+        assert (open_now, waived) == (listed.count("no"), listed.count("yes")), check.group(1)
+        linked += 'class="check-link"' in row
+        assert ('class="clean"' in row) == (not listed)
+    assert linked == len(set(report_data.open_findings.check_id)) > 0
+    assert "days" in section or " h<" in section  # a mean time to resolve is shown
+
+
+def test_duration_text() -> None:
+    assert [duration_text(h) for h in (None, 0.5, 1.0, 47.4, 48.0, 84.0)] == [
+        "", "30 min", "1 h", "47 h", "2.0 days", "3.5 days",
+    ]  # fmt: skip
+
+
 def test_html_marks_waivers(html: str) -> None:
     waivers = html[html.index('id="waivers"') : html.index('id="evidence"')]
     for status in ("active", "expired", "stale"):
@@ -177,6 +215,13 @@ def test_markdown(report_data: ReportData) -> None:
     assert text.startswith("# Platform audit report\n")
     assert "## Since the previous review" in text and "open findings" in text
     assert "## Waivers to look at" in text and "expired" in text and "stale" in text
+    by_check = text.split("## Findings by check", 1)[1].split("\n## ", 1)[0]
+    per_check = report_data.result.per_check()
+    busy = per_check[(per_check.alarming + per_check.waived + per_check.resolved) > 0]
+    table = [line for line in by_check.splitlines() if line.startswith("| ")][1:]
+    assert [line.split(" ", 2)[1] for line in table] == list(busy.check_id)
+    clean = per_check.check_id[~per_check.check_id.isin(busy.check_id)]
+    assert f"Nothing found by {len(clean)} check(s): {', '.join(clean)}." in by_check
     rows = [line for line in text.splitlines() if line.startswith("| ")]
     assert not [r for r in rows if re.search(r"(?<!\\)[`<]", r)], "backticks and < are escaped"
 

@@ -27,6 +27,7 @@ from toolkit.report.charts import report_figures
 from toolkit.report.report_view import (
     area_counts,
     changed_findings,
+    check_rows,
     finding_rows,
     service_changes,
     snapshot_rows,
@@ -83,6 +84,7 @@ def render_html(data: ReportData) -> str:
         "area_rows": area_counts(open_frame),
         "has_trends": not data.trends.empty,
         "changed_findings": changed_findings(data),
+        "check_rows": check_rows(data),
         "service_changes": service_changes(data),
         "findings": finding_rows(data.open_findings),
         "has_reach": "reach-heatmap" in figures,

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 __all__ = [
     "area_counts",
     "changed_findings",
+    "check_rows",
+    "duration_text",
     "evidence_text",
     "finding_rows",
     "resource_label",
@@ -61,6 +63,27 @@ def area_counts(findings: pd.DataFrame) -> list[dict[str, Any]]:
         counts = [int((part.severity == s).sum()) for s in SEVERITIES]
         rows.append({"area": area, "counts": counts, "total": sum(counts)})
     return rows
+
+
+def check_rows(data: ReportData) -> list[dict[str, Any]]:
+    """Every check run (:meth:`~toolkit.audit.AuditResult.per_check`), with its mean time
+    to resolve as text."""
+    rows = frame_records(data.result.per_check())
+    for row in rows:
+        row["mttr"] = duration_text(row["mttr_hours"])
+    return rows
+
+
+def duration_text(hours: float | None) -> str:
+    """Hours as people read them: ``"40 min"``, ``"18 h"``, ``"3.5 days"``; ``""`` for
+    None (no finding of the check was resolved yet)."""
+    if hours is None:
+        return ""
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.0f} h"
+    return f"{hours / 24:.1f} days"
 
 
 def resource_label(record: dict[str, Any]) -> str:

@@ -1,10 +1,10 @@
 """The report as Markdown (tickets, pull requests), JSON and CSV (tools).
 
-Markdown has the HTML report's summary and the most severe open findings; every platform
-value goes through :func:`toolkit.audit.escape_markdown` (pipes, backticks, ``<`` and
-``&`` escaped, line breaks folded), so a hostile name is shown, never interpreted. JSON
-carries everything the HTML report shows; CSV is one line per finding, as ``audit``
-writes it. Example::
+Markdown has the HTML report's summary, its findings by check and the most severe open
+findings; every platform value goes through :func:`toolkit.audit.escape_markdown` (pipes,
+backticks, ``<`` and ``&`` escaped, line breaks folded), so a hostile name is shown, never
+interpreted. JSON carries everything the HTML report shows; CSV is one line per finding,
+as ``audit`` writes it. Example::
 
     text = render_markdown(gather_report(store), top=20)
 """
@@ -19,6 +19,7 @@ from toolkit.audit.formats import frame_records, to_csv, to_json
 from toolkit.report.report_view import (
     area_counts,
     changed_findings,
+    check_rows,
     finding_rows,
     service_changes,
     snapshot_rows,
@@ -71,6 +72,7 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
             more = f" and {len(services) - 30} more" if len(services) > 30 else ""
             lines += [f"Services: {names}{more}.", ""]
     lines += _area_table(open_frame)
+    lines += _check_table(data)
     lines += _top_findings(open_frame, top)
     attention = [w for w in frame_records(result.waiver_report) if w["status"] != "active"]
     if attention:
@@ -146,6 +148,30 @@ def _area_table(open_frame: pd.DataFrame) -> list[str]:
     lines.append("|---|" + "---:|" * (len(SEVERITIES) + 1))
     lines += [_row(r["area"], *r["counts"], r["total"]) for r in rows]
     return [*lines, ""]
+
+
+def _check_table(data: ReportData) -> list[str]:
+    """Checks with findings open, waived or resolved since the compared snapshot; the
+    others found nothing wrong and are named in one line."""
+    rows = check_rows(data)
+    busy = [r for r in rows if r["alarming"] or r["waived"] or r["resolved"]]
+    clean = [r["check_id"] for r in rows if r not in busy]
+    lines = ["## Findings by check", ""]
+    if busy:
+        lines.append(
+            "| check | severity | open | new | regressed | waived | resolved "
+            "| mean time to resolve |"
+        )
+        lines.append("|---|---|---:|---:|---:|---:|---:|---:|")
+        lines += [
+            _row(f"{r['check_id']} {r['title']}", r["severity"], r["alarming"], r["new"],
+                 r["regressed"], r["waived"], r["resolved"], r["mttr"] or "–")
+            for r in busy
+        ]  # fmt: skip
+        lines.append("")
+    if clean:
+        lines += [f"Nothing found by {len(clean)} check(s): {', '.join(clean)}.", ""]
+    return lines
 
 
 def _top_findings(open_frame: pd.DataFrame, top: int) -> list[str]:

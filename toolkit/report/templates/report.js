@@ -1,4 +1,5 @@
-/* The report's own script: draw the embedded figures, sort and filter the findings table.
+/* The report's own script: draw the embedded figures, sort and filter the findings table
+   (a check in the by-check table filters it to that check's findings).
    No network, no library but the plotly.js embedded above. */
 (function () {
   "use strict";
@@ -59,7 +60,7 @@
 
   function setUpFilters(table) {
     var text = document.getElementById("filter-text");
-    var selects = { severity: "filter-severity", area: "filter-area", state: "filter-state" };
+    var selects = { severity: "filter-severity", area: "filter-area", check: "filter-check", state: "filter-state" };
     var waived = document.getElementById("filter-waived");
     var count = document.getElementById("filter-count");
     var apply = function () {
@@ -81,6 +82,17 @@
     text.addEventListener("input", apply);
     waived.addEventListener("change", apply);
     for (var key in selects) { document.getElementById(selects[key]).addEventListener("change", apply); }
+    // A check in the by-check table lists its findings: only its, whatever else was chosen.
+    var links = document.querySelectorAll("a.check-link[data-check]");
+    for (var i = 0; i < links.length; i++) {
+      links[i].addEventListener("click", function () {
+        for (var key in selects) { document.getElementById(selects[key]).value = ""; }
+        text.value = "";
+        waived.checked = true;
+        document.getElementById("filter-check").value = this.getAttribute("data-check");
+        apply();
+      });
+    }
   }
 
   drawCharts();
