@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 CHARTS = "[...document.querySelectorAll('div.chart[data-figure]')]"
+VISIBLE = "[...document.querySelectorAll('#findings-table tbody tr:not([hidden])')]"
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +97,7 @@ def test_findings_sort_and_filter(page: Page) -> None:
     assert _filter(page, "filter-waived", False) == total - waived
     assert _filter(page, "filter-waived", True) == total
     assert page.evaluate("document.getElementById('filter-count').textContent") == (
-        f"{total} of {total} shown"
+        f"{total} of {total} match"
     )
 
 
@@ -117,6 +118,32 @@ def test_a_check_in_the_by_check_table_lists_its_findings(page: Page) -> None:
     assert _filter(page, "filter-check", "") == total
 
 
+def test_findings_are_paged(page: Page) -> None:
+    total = page.evaluate("document.querySelectorAll('#findings-table tbody tr').length")
+    assert total > 100, "the report needs more findings than two pages of 50"
+    info = "document.getElementById('page-info').textContent"
+    disabled = "['page-prev', 'page-next'].map(b => document.getElementById(b).disabled)"
+    assert _filter(page, "page-size", "50") == 50
+    assert page.evaluate(info) == "rows 1\u201350" and page.evaluate(disabled) == [True, False]
+    seen = set(page.evaluate(f"{VISIBLE}.map(r => r.rowIndex)"))
+    pages = 1
+    while not page.evaluate("document.getElementById('page-next').disabled"):
+        page.evaluate("document.getElementById('page-next').click()")
+        rows = page.evaluate(f"{VISIBLE}.map(r => r.rowIndex)")
+        assert 0 < len(rows) <= 50 and not seen & set(rows)  # each row on one page only
+        seen |= set(rows)
+        pages += 1
+    assert len(seen) == total and pages == -(-total // 50)
+    assert page.evaluate(info) == f"rows {(pages - 1) * 50 + 1}\u2013{total}"
+    page.evaluate("document.getElementById('page-prev').click()")
+    assert page.evaluate(info) == f"rows {(pages - 2) * 50 + 1}\u2013{(pages - 1) * 50}"
+    shown = _filter(page, "filter-text", "a")  # a new filter starts at its first page
+    assert shown == 50 and page.evaluate(info) == "rows 1\u201350"
+    _filter(page, "filter-text", "")
+    assert _filter(page, "page-size", "0") == total  # all
+    assert _filter(page, "page-size", "200") == min(total, 200)
+
+
 def _filter(page: Page, control: str, value: str | bool) -> int:
     prop = "checked" if isinstance(value, bool) else "value"
     page.evaluate(
@@ -124,9 +151,7 @@ def _filter(page: Page, control: str, value: str | bool) -> int:
         f"c.{prop} = {json.dumps(value)}; "
         "c.dispatchEvent(new Event(c.type == 'search' ? 'input' : 'change')); })()"
     )
-    shown: int = page.evaluate(
-        "document.querySelectorAll('#findings-table tbody tr:not([hidden])').length"
-    )
+    shown: int = page.evaluate(f"{VISIBLE}.length")
     return shown
 
 

@@ -19,7 +19,7 @@ from toolkit.audit import FINDING_COLUMNS
 from toolkit.errors import AuditError
 from toolkit.report import Trends, gather_report, render_report_data, write_report
 from toolkit.report.charts import plot_text
-from toolkit.report.html_report import script_json
+from toolkit.report.html_report import PAGE_ROWS, render_html, script_json
 from toolkit.report.report_view import duration_text
 from toolkit.report.text_reports import render_markdown
 from toolkit.sim.vocabulary import HTML_NAME, HTML_PROJECT_NAME
@@ -193,6 +193,22 @@ def test_html_findings_by_check(html: str, report_data: ReportData) -> None:
         assert ('class="clean"' in row) == (not listed)
     assert linked == len(set(report_data.open_findings.check_id)) > 0
     assert "days" in section or " h<" in section  # a mean time to resolve is shown
+
+
+def test_html_findings_beyond_the_first_page_are_hidden(html: str, report_data: ReportData) -> None:
+    def finding_rows(page: str) -> list[str]:
+        table = page[page.index('id="findings-table"') : page.index('id="key-scope"')]
+        return re.findall(r"<tr data-severity=[^>]*>", table)
+
+    total = len(report_data.open_findings)
+    assert 20 < total < PAGE_ROWS  # one page by default: nothing hidden, no note
+    assert not [row for row in finding_rows(html) if row.endswith(" hidden>")]
+    assert "<noscript>" not in html
+    paged = render_html(report_data, page_rows=20)
+    hidden = [row.endswith(" hidden>") for row in finding_rows(paged)]
+    assert hidden == [False] * 20 + [True] * (total - 20)  # the JS shows them page by page
+    assert f"shows the first 20 of its {total} findings" in paged
+    assert '<option value="20" selected>20</option>' in paged
 
 
 def test_duration_text() -> None:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from toolkit.report.report_data import ReportData
 
-__all__ = ["TEMPLATES", "render_html", "script_json"]
+__all__ = ["PAGE_ROWS", "TEMPLATES", "render_html", "script_json"]
 
 TEMPLATES = Path(__file__).with_name("templates")
 _SCRIPT_END = re.compile(r"</(script)", re.IGNORECASE)
@@ -62,8 +62,15 @@ def script_json(text: str) -> Markup:
     return Markup(_JSON_UNSAFE.sub(lambda m: _JSON_ESCAPES[m.group(0)], text))  # noqa: S704 - escaped above
 
 
-def render_html(data: ReportData) -> str:
-    """The report as one HTML document (about 5 MB, most of it plotly.js)."""
+PAGE_ROWS = 200
+"""Findings shown at a time in the HTML report's table: a browser lays out tens of
+thousands of rows in tens of seconds, and again on every sort or cleared filter."""
+_PAGE_SIZES = (50, 200, 1000, 0)  # 0: all
+
+
+def render_html(data: ReportData, *, page_rows: int = PAGE_ROWS) -> str:
+    """The report as one HTML document (about 5 MB, most of it plotly.js, for a few hundred
+    findings); the findings table shows ``page_rows`` rows at a time."""
     figures = report_figures(data)
     result = data.result
     open_frame = data.unwaived_open
@@ -87,6 +94,8 @@ def render_html(data: ReportData) -> str:
         "check_rows": check_rows(data),
         "service_changes": service_changes(data),
         "findings": finding_rows(data.open_findings),
+        "page_rows": page_rows,
+        "page_sizes": sorted({*_PAGE_SIZES, page_rows}, key=lambda n: n or float("inf")),
         "has_reach": "reach-heatmap" in figures,
         "waivers": _records(result.waiver_report),
         "verify_ok": data.verify.ok,

@@ -1,6 +1,12 @@
-/* The report's own script: draw the embedded figures, sort and filter the findings table
-   (a check in the by-check table filters it to that check's findings).
-   No network, no library but the plotly.js embedded above. */
+/* The report's own script: draw the embedded figures; sort, filter and page the findings
+   table (a check in the by-check table filters it to that check's findings).
+   No network, no library but the plotly.js embedded above.
+
+   A fleet's report holds tens of thousands of findings, and a browser that lays out that
+   many table rows takes tens of seconds to open, sort or clear a filter. So only one page
+   of rows is ever shown: the page renders the rows past the first page hidden, and every
+   change here computes the matching rows in memory, then unhides the page asked for and
+   hides only the rows that were shown. */
 (function () {
   "use strict";
   var CONFIG = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["sendDataToCloud"] };
@@ -28,60 +34,94 @@
     return kind === "number" ? parseFloat(value) : value.trim().toLowerCase();
   }
 
-  function setUpSorting(table) {
-    var headers = table.tHead.rows[0].cells;
-    for (var i = 0; i < headers.length; i++) {
-      (function (th, index) {
-        if (!th.hasAttribute("data-sort")) { return; }
-        th.tabIndex = 0;
-        th.setAttribute("role", "button");
-        var sort = function () {
-          var ascending = th.getAttribute("aria-sort") !== "ascending";
-          for (var j = 0; j < headers.length; j++) { headers[j].removeAttribute("aria-sort"); }
-          th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
-          var kind = th.getAttribute("data-sort");
-          var body = table.tBodies[0];
-          var rows = Array.prototype.slice.call(body.rows);
-          rows.forEach(function (row, n) { row._order = n; });
-          rows.sort(function (a, b) {
-            var x = cellKey(a, index, kind), y = cellKey(b, index, kind);
-            var c = x < y ? -1 : x > y ? 1 : a._order - b._order;
-            return ascending ? c : -c;
-          });
-          rows.forEach(function (row) { body.appendChild(row); });
-        };
-        th.addEventListener("click", sort);
-        th.addEventListener("keydown", function (e) {
-          if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
-        });
-      })(headers[i], i);
-    }
-  }
-
-  function setUpFilters(table) {
+  function setUpFindings(table) {
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);  // in table order
+    var matches = rows.slice();  // the rows the filters let through, in table order
+    var page = 0;
     var text = document.getElementById("filter-text");
     var selects = { severity: "filter-severity", area: "filter-area", check: "filter-check", state: "filter-state" };
     var waived = document.getElementById("filter-waived");
     var count = document.getElementById("filter-count");
-    var apply = function () {
-      var needle = text.value.trim().toLowerCase();
-      var rows = table.tBodies[0].rows, shown = 0;
-      for (var i = 0; i < rows.length; i++) {
-        var row = rows[i], visible = true;
-        for (var key in selects) {
-          var wanted = document.getElementById(selects[key]).value;
-          if (wanted && row.getAttribute("data-" + key) !== wanted) { visible = false; }
-        }
-        if (!waived.checked && row.getAttribute("data-waived") === "yes") { visible = false; }
-        if (visible && needle && row.textContent.toLowerCase().indexOf(needle) < 0) { visible = false; }
-        row.hidden = !visible;
-        if (visible) { shown++; }
+    var size = document.getElementById("page-size");
+    var prev = document.getElementById("page-prev");
+    var next = document.getElementById("page-next");
+    var where = document.getElementById("page-info");
+
+    function rowText(row) {  // read once: textContent of every row on each keystroke is slow
+      if (row._text === undefined) { row._text = row.textContent.toLowerCase(); }
+      return row._text;
+    }
+
+    function show() {
+      var per = parseInt(size.value, 10) || matches.length || 1;
+      var pages = Math.max(1, Math.ceil(matches.length / per));
+      page = Math.min(Math.max(page, 0), pages - 1);
+      var start = page * per, end = Math.min(matches.length, start + per);
+      for (var i = start; i < end; i++) { matches[i]._shown = true; }
+      for (var j = 0; j < rows.length; j++) {
+        var row = rows[j], hide = !row._shown;
+        if (row.hidden !== hide) { row.hidden = hide; }
+        row._shown = false;
       }
-      count.textContent = shown + " of " + rows.length + " shown";
-    };
-    text.addEventListener("input", apply);
-    waived.addEventListener("change", apply);
-    for (var key in selects) { document.getElementById(selects[key]).addEventListener("change", apply); }
+      count.textContent = matches.length + " of " + rows.length + " match";
+      where.textContent = matches.length ? "rows " + (start + 1) + "\u2013" + end : "no rows";
+      prev.disabled = start === 0;
+      next.disabled = end >= matches.length;
+    }
+
+    function filter() {
+      var needle = text.value.trim().toLowerCase();
+      var wanted = {};
+      for (var key in selects) { wanted[key] = document.getElementById(selects[key]).value; }
+      matches = rows.filter(function (row) {
+        for (var key in wanted) {
+          if (wanted[key] && row.getAttribute("data-" + key) !== wanted[key]) { return false; }
+        }
+        if (!waived.checked && row.getAttribute("data-waived") === "yes") { return false; }
+        return !needle || rowText(row).indexOf(needle) >= 0;
+      });
+      page = 0;
+      show();
+    }
+
+    function setUpSorting() {
+      var headers = table.tHead.rows[0].cells;
+      for (var i = 0; i < headers.length; i++) {
+        (function (th, index) {
+          if (!th.hasAttribute("data-sort")) { return; }
+          th.tabIndex = 0;
+          th.setAttribute("role", "button");
+          var sort = function () {
+            var ascending = th.getAttribute("aria-sort") !== "ascending";
+            for (var j = 0; j < headers.length; j++) { headers[j].removeAttribute("aria-sort"); }
+            th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+            var kind = th.getAttribute("data-sort");
+            var keyed = rows.map(function (row, n) { return { row: row, key: cellKey(row, index, kind), n: n }; });
+            keyed.sort(function (a, b) {  // ties keep their order, whichever the direction
+              var c = a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+              return (ascending ? c : -c) || a.n - b.n;
+            });
+            rows = keyed.map(function (k) { return k.row; });
+            var ordered = document.createDocumentFragment();
+            rows.forEach(function (row) { ordered.appendChild(row); });
+            body.appendChild(ordered);
+            filter();
+          };
+          th.addEventListener("click", sort);
+          th.addEventListener("keydown", function (e) {
+            if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
+          });
+        })(headers[i], i);
+      }
+    }
+
+    text.addEventListener("input", filter);
+    waived.addEventListener("change", filter);
+    for (var key in selects) { document.getElementById(selects[key]).addEventListener("change", filter); }
+    size.addEventListener("change", show);
+    prev.addEventListener("click", function () { page -= 1; show(); });
+    next.addEventListener("click", function () { page += 1; show(); });
     // A check in the by-check table lists its findings: only its, whatever else was chosen.
     var links = document.querySelectorAll("a.check-link[data-check]");
     for (var i = 0; i < links.length; i++) {
@@ -90,14 +130,16 @@
         text.value = "";
         waived.checked = true;
         document.getElementById("filter-check").value = this.getAttribute("data-check");
-        apply();
+        filter();
       });
     }
+    setUpSorting();
+    show();
   }
 
   drawCharts();
   var table = document.getElementById("findings-table");
-  if (table && table.tBodies.length) { setUpSorting(table); setUpFilters(table); }
+  if (table && table.tBodies.length) { setUpFindings(table); }
   window.addEventListener("beforeprint", resizeCharts);
   window.addEventListener("afterprint", resizeCharts);
 })();
