@@ -37,9 +37,13 @@ __all__ = [
     "FORMATS",
     "SUFFIXES",
     "csv_cell",
+    "duration_text",
     "escape_markdown",
+    "evidence_text",
     "findings_table",
     "frame_records",
+    "parsed_evidence",
+    "ref_json",
     "render",
     "to_records",
 ]
@@ -84,7 +88,7 @@ def to_records(result: AuditResult) -> list[dict[str, Any]]:
     """The findings as JSON-ready dicts (timestamps in ISO 8601, evidence parsed)."""
     records = frame_records(result.findings[list(FINDING_COLUMNS)])
     for record in records:
-        record["evidence"] = _evidence(record["evidence"])
+        record["evidence"] = parsed_evidence(record["evidence"])
     return records
 
 
@@ -93,8 +97,8 @@ def to_json(result: AuditResult) -> dict[str, Any]:
     resolve), findings and the waiver report."""
     summary = result.summary()
     return {
-        "snapshot": _ref(result.target),
-        "compared_to": _ref(result.compare) if result.compare else None,
+        "snapshot": ref_json(result.target),
+        "compared_to": ref_json(result.compare) if result.compare else None,
         "latest_only": result.latest_only,
         "checks": len(result.checks),
         "summary": {sev: {k: int(v) for k, v in row.items()} for sev, row in summary.iterrows()},
@@ -256,7 +260,8 @@ def _per_check_table(result: AuditResult) -> Table:
     return table
 
 
-def _ref(ref: SnapshotRef) -> dict[str, Any]:
+def ref_json(ref: SnapshotRef) -> dict[str, Any]:
+    """A snapshot reference as JSON-ready data (its time in ISO 8601)."""
     return {
         "snapshot_id": ref.snapshot_id,
         "seq": ref.seq,
@@ -278,7 +283,37 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _evidence(value: Any) -> Any:
+def duration_text(hours: float | None) -> str:
+    """Hours as people read them: ``"40 min"``, ``"18 h"``, ``"3.5 days"``; ``""`` for
+    None (no finding of the check was resolved yet)."""
+    if hours is None:
+        return ""
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.0f} h"
+    return f"{hours / 24:.1f} days"
+
+
+def evidence_text(value: object) -> str:
+    """A check's evidence JSON as ``key: value; ...`` (the text as it is when not an object)."""
+    if value is None:
+        return ""
+    try:
+        parsed = json.loads(str(value))
+    except ValueError:
+        return str(value)
+    if not isinstance(parsed, dict):
+        return json.dumps(parsed, ensure_ascii=False)
+    parts = []
+    for key, item in parsed.items():
+        shown = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
+        parts.append(f"{key}: {shown}")
+    return "; ".join(parts)
+
+
+def parsed_evidence(value: Any) -> Any:
+    """A check's evidence JSON text as the value it holds (the text itself if not JSON)."""
     if not isinstance(value, str):
         return value
     try:

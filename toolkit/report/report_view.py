@@ -6,11 +6,10 @@ Nothing here escapes: each builder escapes for its own format (jinja2 for HTML,
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from toolkit.audit import AREAS, SEVERITIES
-from toolkit.audit.formats import frame_records
+from toolkit.audit.formats import duration_text, evidence_text, frame_records
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -74,38 +73,9 @@ def check_rows(data: ReportData) -> list[dict[str, Any]]:
     return rows
 
 
-def duration_text(hours: float | None) -> str:
-    """Hours as people read them: ``"40 min"``, ``"18 h"``, ``"3.5 days"``; ``""`` for
-    None (no finding of the check was resolved yet)."""
-    if hours is None:
-        return ""
-    if hours < 1:
-        return f"{hours * 60:.0f} min"
-    if hours < 48:
-        return f"{hours:.0f} h"
-    return f"{hours / 24:.1f} days"
-
-
 def resource_label(record: dict[str, Any]) -> str:
     """A finding's resource as people name it: its name, else its id."""
     return str(record.get("resource_name") or record.get("resource_id") or "")
-
-
-def evidence_text(value: object) -> str:
-    """A check's evidence JSON as ``key: value; ...`` (the text as it is when not an object)."""
-    if value is None:
-        return ""
-    try:
-        parsed = json.loads(str(value))
-    except ValueError:
-        return str(value)
-    if not isinstance(parsed, dict):
-        return json.dumps(parsed, ensure_ascii=False)
-    parts = []
-    for key, item in parsed.items():
-        shown = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
-        parts.append(f"{key}: {shown}")
-    return "; ".join(parts)
 
 
 def finding_rows(findings: pd.DataFrame) -> list[dict[str, Any]]:
