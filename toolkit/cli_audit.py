@@ -1,14 +1,17 @@
-"""``platform-audit audit`` and ``platform-audit diff``: the audit from the command line.
+"""``platform-audit audit``, ``checks``, ``finding`` and ``diff``: the audit from the
+command line.
 
 ``audit`` exits 1 when an unwaived finding at or above ``--fail-on`` is in alarm (new,
 regressed or open), so a CI pipeline can gate on it; 2 on bad configuration, a bad check or
-waivers file, or a snapshot that is not there. ``register(app)`` adds both commands::
+waivers file, or a snapshot that is not there. ``finding`` tells one finding's story over
+the history. ``register(app)`` adds the commands::
 
     platform-audit audit --format sarif --out audit.sarif --fail-on high
     platform-audit audit --snapshot 0193f2 --compare-to 0193e1 --format markdown
     platform-audit audit --check security --check "WEB*" --skip SEC003
     platform-audit checks --format json
     platform-audit diff --from 0193e1 --to 0193f2
+    platform-audit finding REP001 redis --format json
 """
 
 from __future__ import annotations
@@ -35,16 +38,17 @@ if TYPE_CHECKING:
 
     from toolkit.audit.diff import SnapshotDiff
 
-__all__ = ["audit_command", "checks_command", "diff_command", "register"]
+__all__ = ["audit_command", "checks_command", "diff_command", "finding_command", "register"]
 
 console = Console()
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``audit``, ``checks`` and ``diff`` to the ``platform-audit`` command."""
+    """Add ``audit``, ``checks``, ``finding`` and ``diff`` to the ``platform-audit`` command."""
     app.command("audit")(audit_command)
     app.command("checks")(checks_command)
+    app.command("finding")(finding_command)
     app.command("diff")(diff_command)
 
 
@@ -202,6 +206,60 @@ def checks_command(
     console.print(table)
     if settings.skip_checks:
         err.print(Text(f"left out by [audit] skip: {', '.join(settings.skip_checks)}"))
+
+
+def finding_command(
+    check_id: Annotated[str, typer.Argument(metavar="CHECK", help="The check's id (REP001).")],
+    resource: Annotated[
+        str,
+        typer.Argument(
+            metavar="RESOURCE", help="The resource's id, or its name if only one finding has it."
+        ),
+    ],
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+    snapshot: Annotated[
+        str | None, typer.Option("--snapshot", help="Judge this snapshot (id or unique prefix).")
+    ] = None,
+    waivers: Annotated[
+        Path | None, typer.Option("--waivers", help="Waivers file (TOML or YAML).")
+    ] = None,
+    format: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+) -> None:
+    """Show one finding: its check, resource, state, reason, waiver and every episode in alarm."""
+    from toolkit.audit import Catalogue, run_audit
+    from toolkit.audit.explain import explain_finding
+    from toolkit.snapshot import Store
+
+    if format not in ("table", "json"):
+        raise fail("--format must be table or json", ExitCode.CONFIG)
+    try:
+        settings = load_settings(config, store_url=store)
+        catalogue = Catalogue.from_settings(settings)
+        if check_id not in {spec.id for spec in catalogue.specs}:
+            raise ConfigError(
+                f"no check has the id {check_id!r} (or [audit] skip leaves it out); "
+                "`platform-audit checks` lists them"
+            )
+        result = run_audit(  # this check alone: its history is all the story needs
+            Store.open(settings.store_url, create=False),
+            settings=settings,
+            checks=catalogue.select(only=[check_id]),
+            snapshot=snapshot,
+            waivers=waivers,
+        )
+        story = explain_finding(result, check_id, resource)
+    except (ConfigError, CheckDefinitionError, AuditError) as exc:
+        raise fail(str(exc), ExitCode.CONFIG) from None
+    except StoreError as exc:  # the store could not be read: URL, credentials, permissions
+        raise fail(str(exc), ExitCode.STORE) from None
+    if format == "json":
+        document = json.dumps(story.as_json(), indent=2, ensure_ascii=False, default=str)
+        sys.stdout.write(document + "\n")
+    else:
+        from toolkit.audit.explain import story_renderable
+
+        console.print(story_renderable(story))
 
 
 def diff_command(

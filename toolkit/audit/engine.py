@@ -152,7 +152,9 @@ def run_audit(
     findings, report = apply_waivers(con, chosen, today or datetime.now(UTC).date())
     mttr = mean_time_to_resolve(con, target.seq)
     timings["lifecycle"] = time.perf_counter() - started
-    times = query_frame(con, "select snapshot_id, snapshot_at, seq from snapshots")
+    times = query_frame(
+        con, "select snapshot_id, snapshot_at, seq, status as snapshot_status from snapshots"
+    )
     return AuditResult(
         target=target,
         compare=compare,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from toolkit.audit.check_file import SEVERITIES
 from toolkit.audit.lifecycle import STATES
@@ -167,6 +168,35 @@ class AuditResult:
         """
         return self.mttr_table.copy(deep=True)
 
+    def episodes(self, check_id: str, resource_id: str) -> pd.DataFrame:
+        """The finding's alarm episodes up to the judged snapshot, oldest first: runs of
+        consecutive complete or partial snapshots in which it was in alarm. Columns
+        ``started`` and ``last_alarm`` (snapshot times), ``snapshots`` (how many),
+        ``fixed_at`` (the next snapshot, not in alarm; NaT while still in alarm) and
+        ``hours`` (``started`` to ``fixed_at``, as :meth:`mttr` averages them; NaN while
+        in alarm). Empty when it never was in alarm.
+        """
+        times = self.snapshot_times
+        judged = times[
+            times.snapshot_status.isin(("complete", "partial")) & (times.seq <= self.target.seq)
+        ].sort_values("seq", ignore_index=True)
+        alarms = _alarm_snapshots(self.rows, check_id, resource_id)
+        in_alarm = judged.snapshot_id.isin(alarms)
+        episode = (in_alarm != in_alarm.shift(fill_value=False)).cumsum()
+        at = judged.snapshot_at
+        runs = judged.index[in_alarm].to_series().groupby(episode[in_alarm])
+        first, last = runs.min().to_numpy(dtype="int64"), runs.max().to_numpy(dtype="int64")
+        frame = pd.DataFrame(
+            {
+                "started": at.iloc[first].reset_index(drop=True),
+                "last_alarm": at.iloc[last].reset_index(drop=True),
+                "snapshots": last - first + 1,
+                "fixed_at": at.shift(-1).iloc[last].reset_index(drop=True),
+            }
+        )
+        frame["hours"] = (frame.fixed_at - frame.started).dt.total_seconds() / 3600.0
+        return frame
+
     @cached_property
     def history(self) -> pd.DataFrame:
         """The check rows of the run (:attr:`rows`: every alarm, and the judged and compared
@@ -179,3 +209,16 @@ class AuditResult:
         rows: pd.DataFrame = self.rows.cast(_PLAIN).to_pandas()
         merged = rows.merge(self.snapshot_times, on="snapshot_id", how="left")
         return merged.merge(meta, on="check_id", how="left")
+
+
+def _alarm_snapshots(rows: pa.Table, check_id: str, resource_id: str) -> set[str]:
+    """The snapshot ids in which ``rows`` (:data:`STATUS_SCHEMA`-shaped) have the resource
+    in alarm for the check."""
+    text = rows.select(["check_id", "resource_id", "status"]).cast(
+        pa.schema([(n, pa.string()) for n in ("check_id", "resource_id", "status")])
+    )
+    mask = pc.and_(
+        pc.and_(pc.equal(text["check_id"], check_id), pc.equal(text["resource_id"], resource_id)),
+        pc.equal(text["status"], "alarm"),
+    )
+    return set(rows.column("snapshot_id").filter(mask).cast(pa.string()).to_pylist())

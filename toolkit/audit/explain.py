@@ -1,0 +1,184 @@
+"""One finding, whole: what the check says, where the resource is, its state, and every
+episode in which it was in alarm over the history. ``platform-audit finding`` prints it::
+
+    result = run_audit(store, checks=Catalogue.load().select(only=["REP001"]))
+    story = explain_finding(result, "REP001", "redis")   # a resource id, or a unique name
+    story.episodes, story.finding["reason"], story.as_json()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from toolkit.audit.formats import (
+    duration_text,
+    evidence_text,
+    frame_records,
+    parsed_evidence,
+    ref_json,
+)
+from toolkit.errors import AuditError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.console import RenderableType
+
+    from toolkit.audit.check_file import CheckSpec
+    from toolkit.audit.findings import AuditResult
+
+__all__ = ["FindingStory", "explain_finding", "story_renderable"]
+
+
+@dataclass(frozen=True)
+class FindingStory:
+    """A finding of ``check`` on ``resource_id``: ``finding`` is its row of
+    ``result.findings`` (None when it is in alarm in neither the judged nor the compared
+    snapshot, only earlier); ``episodes`` is :meth:`AuditResult.episodes`."""
+
+    result: AuditResult
+    check: CheckSpec
+    resource_id: str
+    finding: dict[str, Any] | None
+    episodes: pd.DataFrame
+
+    def as_json(self) -> dict[str, Any]:
+        """JSON-ready: the check, the finding (evidence parsed), the episodes."""
+        finding = dict(self.finding) if self.finding is not None else None
+        if finding is not None:
+            finding["evidence"] = parsed_evidence(finding["evidence"])
+        spec = self.check
+        return {
+            "snapshot": ref_json(self.result.target),
+            "compared_to": ref_json(self.result.compare) if self.result.compare else None,
+            "check": {"id": spec.id, "title": spec.title, "severity": spec.severity,
+                      "area": spec.area, "risk": spec.risk, "remediation": spec.remediation},
+            "resource_id": self.resource_id,
+            "finding": finding,
+            "episodes": frame_records(self.episodes),
+        }  # fmt: skip
+
+
+def explain_finding(result: AuditResult, check_id: str, resource: str) -> FindingStory:
+    """The story of ``check_id``'s finding on ``resource``: a resource id, or a resource
+    name that only one of the check's findings has. :class:`AuditError` says what to pass
+    instead when the check did not run, the name is ambiguous or nothing matches."""
+    spec = next((s for s in result.checks if s.id == check_id), None)
+    if spec is None:
+        raise AuditError(
+            f"{check_id} is not a check of this audit; `platform-audit checks` lists them"
+        )
+    findings = result.findings[result.findings.check_id == check_id]
+    by_id = findings[findings.resource_id == resource]
+    if by_id.empty and not result.episodes(check_id, resource).empty:
+        return _story(result, spec, resource, None)  # in alarm only before the compared one
+    if by_id.empty:
+        by_id = findings[findings.resource_name == resource]
+    if len(by_id) > 1:
+        places = "; ".join(
+            f"{r['resource_id']} ({_place(r)})" for r in frame_records(by_id.head(20))
+        )
+        more = f" and {len(by_id) - 20} more" if len(by_id) > 20 else ""
+        raise AuditError(
+            f"{len(by_id)} findings of {check_id} are on a resource named {resource!r}: "
+            f"{places}{more}; pass the resource id"
+        )
+    if by_id.empty:
+        raise AuditError(
+            f"{check_id} found nothing on {resource!r} (an id or a name) in snapshot "
+            f"{result.target.snapshot_id} or the history before it; "
+            f"`platform-audit audit --check {check_id}` lists its findings"
+        )
+    record = frame_records(by_id)[0]
+    return _story(result, spec, str(record["resource_id"]), record)
+
+
+def _story(
+    result: AuditResult, spec: CheckSpec, resource_id: str, finding: dict[str, Any] | None
+) -> FindingStory:
+    episodes = result.episodes(spec.id, resource_id)
+    return FindingStory(result, spec, resource_id, finding, episodes)
+
+
+def _place(record: dict[str, Any]) -> str:
+    """Where a finding's resource lives: team / project / environment, by name."""
+    parts = [record.get(k) for k in ("team_name", "project_name", "environment_name")]
+    return " / ".join(str(p) for p in parts if p) or "no owner recorded"
+
+
+def story_renderable(story: FindingStory) -> RenderableType:
+    """The story for a terminal: the facts, the episodes, then the risk and the fix. Every
+    value is plain text, never markup (names come from the platform)."""
+    spec, finding, result = story.check, story.finding, story.result
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="bold", no_wrap=True)
+    facts.add_column(overflow="fold")
+    name = (finding or {}).get("resource_name")
+    kind = (finding or {}).get("resource_type") or "resource"
+    facts.add_row(
+        "resource", Text(f"{name} ({kind} {story.resource_id})" if name else story.resource_id)
+    )
+    if finding is not None:
+        facts.add_row("where", Text(_place(finding)))
+    judged = f"{result.target.snapshot_id} taken {_when(result.target.snapshot_at)}"
+    if result.compare is not None:
+        judged += f", compared with {result.compare.snapshot_id}"
+    facts.add_row("snapshot", Text(judged))
+    if finding is None:
+        state = "in alarm only before the compared snapshot, not since"
+    else:
+        state = f"{finding['state']} ({finding['status']} in the judged snapshot)"
+    facts.add_row("state", Text(state))
+    if finding is not None:
+        if finding.get("reason"):
+            facts.add_row("reason", Text(str(finding["reason"])))
+        if finding.get("evidence"):
+            facts.add_row("evidence", Text(evidence_text(finding["evidence"])))
+        if finding.get("waiver_status"):
+            until = f" until {finding['waiver_expires']}" if finding.get("waiver_expires") else ""
+            waiver = f"{finding['waiver_status']}: {finding['waiver_owner']}{until}"
+            facts.add_row("waiver", Text(f"{waiver}: {finding['waiver_reason']}"))
+    episodes = story.episodes
+    alarms = int(episodes.snapshots.sum()) if not episodes.empty else 0
+    facts.add_row("history", Text(f"in alarm in {alarms} snapshot(s), {len(episodes)} episode(s)"))
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title=Text("episodes in alarm (times UTC)"),
+        title_justify="left",
+        show_edge=False,  # 80 columns hold the five columns whole
+    )
+    for column in ("from", "last in alarm", "snapshots", "fixed by", "after"):
+        numeric = column in ("snapshots", "after")
+        table.add_column(column, justify="right" if numeric else "left", no_wrap=True)
+    for row in frame_records(episodes):
+        fixed = row["fixed_at"] is not None
+        table.add_row(
+            Text(_when(row["started"], zone="")),
+            Text(_when(row["last_alarm"], zone="")),
+            Text(str(row["snapshots"])),
+            Text(_when(row["fixed_at"], zone="") if fixed else "still in alarm"),
+            Text(duration_text(row["hours"]) if fixed else ""),
+        )
+    title = Text(f"{spec.id}  {spec.title}", style="bold")
+    title.append(f"  ({spec.severity}, {spec.area})", style="dim")
+    advice = Table.grid(padding=(0, 2))
+    advice.add_column(style="bold", no_wrap=True)
+    advice.add_column(overflow="fold")
+    advice.add_row("risk", Text(spec.risk))
+    advice.add_row("fix", Text(spec.remediation))
+    parts: list[RenderableType] = [title, facts]
+    if len(episodes):
+        parts.append(table)
+    parts.append(advice)
+    return Group(*parts)
+
+
+def _when(value: object, zone: str = " UTC") -> str:
+    """An ISO time (as :func:`frame_records` gives it) as ``2026-01-04 00:00 UTC``."""
+    text = "" if value is None else str(value)
+    return f"{text[:16].replace('T', ' ')}{zone}" if text else ""
