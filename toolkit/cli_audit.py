@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -33,6 +34,8 @@ from toolkit.errors import AuditError, CheckDefinitionError, ConfigError, StoreE
 from toolkit.exit_codes import ExitCode
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pandas as pd
     from rich.console import RenderableType
 
@@ -70,12 +73,34 @@ SkipOpt = Annotated[
 ]
 
 
+SnapshotOpt = Annotated[
+    str | None, typer.Option("--snapshot", help="Judge this snapshot (id or unique prefix).")
+]
+WaiversOpt = Annotated[Path | None, typer.Option("--waivers", help="Waivers file (TOML or YAML).")]
+TableOrJsonOpt = Annotated[str, typer.Option("--format", help="table or json.")]
+
+
+@contextmanager
+def _exit_codes() -> Iterator[None]:
+    """What an audit command's errors exit with: 2 for configuration, checks, waivers and
+    snapshot choices, 3 for a store that cannot be read (URL, credentials, permissions)."""
+    try:
+        yield
+    except (ConfigError, CheckDefinitionError, AuditError) as exc:
+        raise fail(str(exc), ExitCode.CONFIG) from None
+    except StoreError as exc:
+        raise fail(str(exc), ExitCode.STORE) from None
+
+
+def _table_or_json(format: str) -> None:
+    if format not in ("table", "json"):
+        raise fail("--format must be table or json", ExitCode.CONFIG)
+
+
 def audit_command(
     store: StoreOpt = None,
     config: ConfigOpt = None,
-    snapshot: Annotated[
-        str | None, typer.Option("--snapshot", help="Judge this snapshot (id or unique prefix).")
-    ] = None,
+    snapshot: SnapshotOpt = None,
     compare_to: Annotated[
         str | None,
         typer.Option("--compare-to", help="Compare with this one (default: the one before)."),
@@ -96,9 +121,7 @@ def audit_command(
             "(default \\[audit] fail_on; else never).",
         ),
     ] = None,
-    waivers: Annotated[
-        Path | None, typer.Option("--waivers", help="Waivers file (TOML or YAML).")
-    ] = None,
+    waivers: WaiversOpt = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Write the findings to this file.")
     ] = None,
@@ -126,7 +149,7 @@ def audit_command(
     format = output_format(format, out, formats=FORMATS, suffixes=SUFFIXES, default="table")
     if fail_on is not None and fail_on not in FAIL_ON:
         raise fail(f"--fail-on must be one of {', '.join(FAIL_ON)}", ExitCode.CONFIG)
-    try:
+    with _exit_codes():
         settings = load_settings(config, store_url=store)
         catalogue = Catalogue.from_settings(settings).select(only=check or (), skip=skip or ())
         if not catalogue.specs:
@@ -140,10 +163,6 @@ def audit_command(
             waivers=waivers,
             latest_only=latest_only,
         )
-    except (ConfigError, CheckDefinitionError, AuditError) as exc:
-        raise fail(str(exc), ExitCode.CONFIG) from None
-    except StoreError as exc:  # the store could not be read: URL, credentials, permissions
-        raise fail(str(exc), ExitCode.STORE) from None
     if out is not None:
         from toolkit.report.report_writer import write_text
 
@@ -172,14 +191,13 @@ def audit_command(
 
 def checks_command(
     config: ConfigOpt = None,
-    format: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    format: TableOrJsonOpt = "table",
     check: CheckOpt = None,
 ) -> None:
     """List the checks an audit runs: id, severity, area, title and thresholds."""
     from toolkit.audit import Catalogue
 
-    if format not in ("table", "json"):
-        raise fail("--format must be table or json", ExitCode.CONFIG)
+    _table_or_json(format)
     try:
         settings = load_settings(config)
         catalogue = Catalogue.from_settings(settings).select(only=check or ())
@@ -218,22 +236,17 @@ def finding_command(
     ],
     store: StoreOpt = None,
     config: ConfigOpt = None,
-    snapshot: Annotated[
-        str | None, typer.Option("--snapshot", help="Judge this snapshot (id or unique prefix).")
-    ] = None,
-    waivers: Annotated[
-        Path | None, typer.Option("--waivers", help="Waivers file (TOML or YAML).")
-    ] = None,
-    format: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    snapshot: SnapshotOpt = None,
+    waivers: WaiversOpt = None,
+    format: TableOrJsonOpt = "table",
 ) -> None:
     """Show one finding: its check, resource, state, reason, waiver and every episode in alarm."""
     from toolkit.audit import Catalogue, run_audit
     from toolkit.audit.explain import explain_finding
     from toolkit.snapshot import Store
 
-    if format not in ("table", "json"):
-        raise fail("--format must be table or json", ExitCode.CONFIG)
-    try:
+    _table_or_json(format)
+    with _exit_codes():
         settings = load_settings(config, store_url=store)
         catalogue = Catalogue.from_settings(settings)
         if check_id not in {spec.id for spec in catalogue.specs}:
@@ -249,10 +262,6 @@ def finding_command(
             waivers=waivers,
         )
         story = explain_finding(result, check_id, resource)
-    except (ConfigError, CheckDefinitionError, AuditError) as exc:
-        raise fail(str(exc), ExitCode.CONFIG) from None
-    except StoreError as exc:  # the store could not be read: URL, credentials, permissions
-        raise fail(str(exc), ExitCode.STORE) from None
     if format == "json":
         document = json.dumps(story.as_json(), indent=2, ensure_ascii=False, default=str)
         sys.stdout.write(document + "\n")
@@ -271,15 +280,14 @@ def diff_command(
     after: Annotated[
         str | None, typer.Option("--to", help="The newer snapshot (default: newest complete).")
     ] = None,
-    format: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    format: TableOrJsonOpt = "table",
 ) -> None:
     """Show services added, removed and changed, and findings new, regressed or resolved."""
     from toolkit.audit import diff_snapshots
     from toolkit.snapshot import Store
 
-    if format not in ("table", "json"):
-        raise fail("--format must be table or json", ExitCode.CONFIG)
-    try:
+    _table_or_json(format)
+    with _exit_codes():
         settings = load_settings(config, store_url=store)
         change = diff_snapshots(
             Store.open(settings.store_url, create=False),
@@ -287,10 +295,6 @@ def diff_command(
             after=after,
             settings=settings,
         )
-    except (ConfigError, CheckDefinitionError, AuditError) as exc:
-        raise fail(str(exc), ExitCode.CONFIG) from None
-    except StoreError as exc:  # the store could not be read: URL, credentials, permissions
-        raise fail(str(exc), ExitCode.STORE) from None
     if format == "json":
         sys.stdout.write(json.dumps(diff_json(change), indent=2, ensure_ascii=False) + "\n")
     else:
