@@ -28,7 +28,15 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from toolkit.cli_options import ConfigOpt, StoreOpt, fail, output_format
+from toolkit.cli_options import (
+    CheckOpt,
+    ConfigOpt,
+    SkipOpt,
+    StoreOpt,
+    chosen_checks,
+    fail,
+    output_format,
+)
 from toolkit.config import FAIL_ON, load_settings
 from toolkit.errors import AuditError, CheckDefinitionError, ConfigError, StoreError
 from toolkit.exit_codes import ExitCode
@@ -53,24 +61,6 @@ def register(app: typer.Typer) -> None:
     app.command("checks")(checks_command)
     app.command("finding")(finding_command)
     app.command("diff")(diff_command)
-
-
-CheckOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--check",
-        help='Run only the checks this names: an id, a glob on ids ("VAR*") or an area; '
-        "repeat it for more.",
-    ),
-]
-SkipOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--skip",
-        help="Leave out the checks this names (as --check), beside those of \\[audit] skip; "
-        "repeat it for more.",
-    ),
-]
 
 
 SnapshotOpt = Annotated[
@@ -142,7 +132,7 @@ def audit_command(
     ] = 50,
 ) -> None:
     """Run every check over the history and report findings; exit 1 at --fail-on."""
-    from toolkit.audit import FORMATS, Catalogue, render, run_audit
+    from toolkit.audit import FORMATS, render, run_audit
     from toolkit.audit.formats import SUFFIXES
     from toolkit.snapshot import Store
 
@@ -151,9 +141,7 @@ def audit_command(
         raise fail(f"--fail-on must be one of {', '.join(FAIL_ON)}", ExitCode.CONFIG)
     with _exit_codes():
         settings = load_settings(config, store_url=store)
-        catalogue = Catalogue.from_settings(settings).select(only=check or (), skip=skip or ())
-        if not catalogue.specs:
-            raise ConfigError("--check and --skip leave no check to run")
+        catalogue = chosen_checks(settings, check, skip)
         result = run_audit(
             Store.open(settings.store_url, create=False),
             settings=settings,

@@ -22,7 +22,20 @@ from toolkit.report_formats import suffixes_text
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["BaseUrlOpt", "ConfigOpt", "StoreOpt", "TokenEnvOpt", "fail", "output_format"]
+    from toolkit.audit import Catalogue
+    from toolkit.config import Settings
+
+__all__ = [
+    "BaseUrlOpt",
+    "CheckOpt",
+    "ConfigOpt",
+    "SkipOpt",
+    "StoreOpt",
+    "TokenEnvOpt",
+    "chosen_checks",
+    "fail",
+    "output_format",
+]
 
 _err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
 
@@ -63,6 +76,38 @@ TokenEnvOpt = Annotated[
         "--token-env", help="Environment variable holding the key (default PLATFORM_API_KEY)."
     ),
 ]
+
+
+CheckOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--check",
+        help='Run only the checks this names: an id, a glob on ids ("VAR*") or an area; '
+        "repeat it for more.",
+    ),
+]
+SkipOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--skip",
+        help="Leave out the checks this names (as --check), beside those of \\[audit] skip; "
+        "repeat it for more.",
+    ),
+]
+
+
+def chosen_checks(
+    settings: Settings, only: Sequence[str] | None, skip: Sequence[str] | None
+) -> Catalogue:
+    """The configured checks that ``--check`` (``only``) and ``--skip`` leave; raises
+    :class:`~toolkit.errors.ConfigError` for a pattern matching no check, or none left."""
+    from toolkit.audit import Catalogue
+    from toolkit.errors import ConfigError
+
+    catalogue = Catalogue.from_settings(settings).select(only=only or (), skip=skip or ())
+    if not catalogue.specs:
+        raise ConfigError("--check and --skip leave no check to run")
+    return catalogue
 
 
 def output_format(

@@ -21,7 +21,15 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolkit.cli_options import ConfigOpt, StoreOpt, fail, output_format
+from toolkit.cli_options import (
+    CheckOpt,
+    ConfigOpt,
+    SkipOpt,
+    StoreOpt,
+    chosen_checks,
+    fail,
+    output_format,
+)
 from toolkit.config import load_settings
 from toolkit.errors import AuditError, CheckDefinitionError, ConfigError, StoreError
 from toolkit.exit_codes import ExitCode
@@ -73,6 +81,8 @@ def report_command(
         Path | None, typer.Option("--waivers", help="Waivers file (TOML or YAML).")
     ] = None,
     config: ConfigOpt = None,
+    check: CheckOpt = None,
+    skip: SkipOpt = None,
 ) -> None:
     """Build the audit report: summary, trends, changes, checks, findings, key scope, waivers."""
     from toolkit.report import render_report
@@ -94,6 +104,7 @@ def report_command(
             compare_to=compare_to,
             waivers=waivers,
             settings=settings,
+            checks=chosen_checks(settings, check, skip),
         )
         if target is None:
             sys.stdout.write(text)

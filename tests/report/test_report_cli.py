@@ -51,6 +51,19 @@ def test_json_to_stdout_with_since_and_compare_to(sim_store: SimStore) -> None:
     assert document["report"]["since"].startswith("2000-01-01T00:00:00")
 
 
+def test_check_and_skip_choose_what_the_report_covers(sim_store: SimStore) -> None:
+    args = ("--store", str(sim_store.path), "--format", "json")
+    code, out, err = report(*args, "--check", "security", "--check", "KEY*", "--skip", "KEY003")
+    assert code == ExitCode.OK, err
+    document = json.loads(out)
+    ran = {row["check_id"] for row in document["by_check"]}
+    assert ran and all(c.startswith(("SEC", "KEY")) for c in ran) and "KEY003" not in ran
+    assert {f["check_id"] for f in document["findings"]} <= ran
+    assert document["checks"] == len(ran)
+    code, _, err = report(*args, "--check", "NOPE*")
+    assert code == ExitCode.CONFIG and "platform-audit checks" in err
+
+
 def test_missing_store_is_a_usage_error(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     code, _, err = report("--store", str(missing))

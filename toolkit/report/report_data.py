@@ -74,12 +74,14 @@ def gather_report(
     compare_to: str | None = None,
     waivers: Path | None = None,
     settings: Settings | None = None,
+    checks: Catalogue | None = None,
 ) -> ReportData:
     """Audit the newest complete snapshot of ``store`` and gather what the report shows.
 
     ``compare_to`` (an id or unique prefix) defaults to the complete snapshot before the
     judged one; ``since`` limits the trends and the evidence appendix to snapshots taken at
-    or after it (naive times are UTC); ``waivers`` defaults to the configured file.
+    or after it (naive times are UTC); ``waivers`` defaults to the configured file;
+    ``checks`` to the checks ``settings`` configure (``Catalogue.select`` makes a subset).
     Raises :class:`~toolkit.errors.AuditError` for a store without a complete snapshot or
     an unknown snapshot id.
     """
@@ -87,7 +89,7 @@ def gather_report(
     # A bad waivers file is reported before the checks run, not after.
     chosen = load_waivers(waivers) if waivers is not None else None
     con = store.duckdb()
-    result = run_audit(con, settings=settings, compare_to=compare_to, waivers=chosen)
+    result = run_audit(con, settings=settings, checks=checks, compare_to=compare_to, waivers=chosen)
     changes = None
     if result.compare is not None:
         # The findings changes are the audit's own; an empty catalogue keeps this to the

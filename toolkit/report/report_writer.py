@@ -20,6 +20,7 @@ from toolkit.report_formats import REPORT_FORMATS
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from toolkit.audit import Catalogue
     from toolkit.config import Settings
     from toolkit.snapshot import Store
 
@@ -35,6 +36,7 @@ def write_report(
     compare_to: str | None = None,
     waivers: Path | None = None,
     settings: Settings | None = None,
+    checks: Catalogue | None = None,
 ) -> Path:
     """Audit the newest complete snapshot of ``store`` and write the report to ``out``.
 
@@ -49,6 +51,7 @@ def write_report(
         compare_to=compare_to,
         waivers=waivers,
         settings=settings,
+        checks=checks,
     )
     write_text(out, text)
     return out
@@ -77,19 +80,26 @@ def render_report(
     compare_to: str | None = None,
     waivers: Path | None = None,
     settings: Settings | None = None,
+    checks: Catalogue | None = None,
 ) -> str:
     """The report as text in ``format`` (html, markdown, json or csv).
 
     ``compare_to`` (a snapshot id or unique prefix) defaults to the complete snapshot
     before the newest; ``since`` limits the trends and the evidence appendix to snapshots
-    taken at or after it; ``waivers`` (a TOML or YAML file) and ``settings`` (checks,
-    thresholds, the waivers file) are passed to :func:`toolkit.audit.run_audit`. Raises
+    taken at or after it; ``waivers`` (a TOML or YAML file), ``settings`` (checks,
+    thresholds, the waivers file) and ``checks`` (a catalogue instead of the configured
+    one) are passed to :func:`toolkit.audit.run_audit`. Raises
     ``ValueError`` for an unknown format and :class:`~toolkit.errors.AuditError` when the
     store has no complete snapshot or the id is unknown.
     """
     _check_format(format)
     data = gather_report(
-        store, since=since, compare_to=compare_to, waivers=waivers, settings=settings
+        store,
+        since=since,
+        compare_to=compare_to,
+        waivers=waivers,
+        settings=settings,
+        checks=checks,
     )
     return render_report_data(data, format)
 
