@@ -73,7 +73,7 @@ TableOrJsonOpt = Annotated[str, typer.Option("--format", help="table or json.")]
 @contextmanager
 def _exit_codes() -> Iterator[None]:
     """What an audit command's errors exit with: 2 for configuration, checks, waivers and
-    snapshot choices, 3 for a store that cannot be read (URL, credentials, permissions)."""
+    snapshot choices, 7 for a store that cannot be read (URL, credentials, permissions)."""
     try:
         yield
     except (ConfigError, CheckDefinitionError, AuditError) as exc:
