@@ -12,7 +12,9 @@ from datetime import timedelta
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 
+import pandas as pd
 import pytest
+from markupsafe import escape
 
 import toolkit.report
 from toolkit.audit import FINDING_COLUMNS
@@ -20,7 +22,7 @@ from toolkit.errors import AuditError
 from toolkit.report import Trends, gather_report, render_report_data, write_report
 from toolkit.report.charts import plot_text
 from toolkit.report.html_report import PAGE_ROWS, render_html, script_json
-from toolkit.report.report_view import duration_text
+from toolkit.report.report_view import duration_text, team_counts
 from toolkit.report.text_reports import render_markdown
 from toolkit.sim.vocabulary import HTML_NAME, HTML_PROJECT_NAME
 
@@ -209,6 +211,36 @@ def test_html_findings_beyond_the_first_page_are_hidden(html: str, report_data: 
     assert hidden == [False] * 20 + [True] * (total - 20)  # the JS shows them page by page
     assert f"shows the first 20 of its {total} findings" in paged
     assert '<option value="20" selected>20</option>' in paged
+
+
+def test_team_counts_rank_teams_by_their_most_severe_findings() -> None:
+    findings = pd.DataFrame(
+        [
+            ("t-a", "alpha", "high"), ("t-a", "alpha", "high"), ("t-a", "alpha", "low"),
+            ("t-b", "beta", "critical"),
+            ("t-c", None, "high"), ("t-c", None, "high"), ("t-c", None, "medium"),
+            (None, None, "medium"),
+        ],
+        columns=["team_id", "team_name", "severity"],
+    )  # fmt: skip
+    rows, more = team_counts(findings)
+    assert [r["team"] for r in rows] == ["beta", "t-c", "alpha", "no team"]  # id without name
+    assert rows[1]["counts"] == [0, 2, 1, 0, 0] and rows[1]["total"] == 3
+    assert more == 0
+    top, more = team_counts(findings, top=2)
+    assert [r["team"] for r in top] == ["beta", "t-c"] and more == 2
+    assert team_counts(findings.iloc[:0]) == ([], 0)
+
+
+def test_reports_count_open_findings_by_team(html: str, report_data: ReportData) -> None:
+    rows, _ = team_counts(report_data.unwaived_open)
+    assert rows
+    summary = html[html.index('<section id="summary">') : html.index('<section id="trends">')]
+    table = summary.split("<h3>Open findings by team</h3>", 1)[1]
+    for row in rows:
+        assert f'<th scope="row">{escape(row["team"])}</th>' in table
+    text = render_markdown(report_data)
+    assert "## Open findings by team" in text and f"| {rows[0]['total']} |" in text
 
 
 def test_duration_text() -> None:

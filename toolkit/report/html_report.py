@@ -32,6 +32,7 @@ from toolkit.report.report_view import (
     service_changes,
     snapshot_rows,
     summary_counts,
+    team_counts,
 )
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ def render_html(data: ReportData, *, page_rows: int = PAGE_ROWS) -> str:
         "open_by_severity": [(s, int((open_frame.severity == s).sum())) for s in SEVERITIES],
         "counts": summary_counts(data),
         "area_rows": area_counts(open_frame),
+        "team_rows": team_counts(open_frame),
         "has_trends": not data.trends.empty,
         "changed_findings": changed_findings(data),
         "check_rows": check_rows(data),

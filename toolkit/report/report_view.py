@@ -30,7 +30,11 @@ __all__ = [
     "service_changes",
     "snapshot_rows",
     "summary_counts",
+    "team_counts",
 ]
+
+TOP_TEAMS = 15
+"""How many teams the by-team tables list (most severe findings first)."""
 
 _CHANGE_ORDER = {"new": 0, "regressed": 1, "resolved": 2}
 
@@ -62,6 +66,25 @@ def area_counts(findings: pd.DataFrame) -> list[dict[str, Any]]:
         counts = [int((part.severity == s).sum()) for s in SEVERITIES]
         rows.append({"area": area, "counts": counts, "total": sum(counts)})
     return rows
+
+
+def team_counts(findings: pd.DataFrame, top: int = TOP_TEAMS) -> tuple[list[dict[str, Any]], int]:
+    """The ``top`` teams by their findings' severity (most critical, then most high, ...):
+    counts per severity (in :data:`SEVERITIES` order) and total; and how many teams with
+    findings are left out. A finding with no team (a key of no team) counts under "no team"."""
+    if findings.empty:
+        return [], 0
+    key = findings.team_id.fillna("")
+    names = findings.team_name.where(findings.team_name.notna(), findings.team_id)
+    label = names.fillna("no team").groupby(key).first()
+    table = findings.groupby([key, findings.severity]).size().unstack(fill_value=0)
+    table = table.reindex(columns=list(SEVERITIES), fill_value=0)
+    rows: list[dict[str, Any]] = [
+        {"team": str(label[team]), "counts": [int(n) for n in counts], "total": int(sum(counts))}
+        for team, counts in zip(table.index, table.to_numpy().tolist(), strict=True)
+    ]
+    rows.sort(key=lambda r: ([-n for n in r["counts"]], r["team"]))
+    return rows[:top], max(0, len(rows) - top)
 
 
 def check_rows(data: ReportData) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from toolkit.report.report_view import (
     service_changes,
     snapshot_rows,
     summary_counts,
+    team_counts,
 )
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
             more = f" and {len(services) - 30} more" if len(services) > 30 else ""
             lines += [f"Services: {names}{more}.", ""]
     lines += _area_table(open_frame)
+    lines += _team_table(open_frame)
     lines += _check_table(data)
     lines += _top_findings(open_frame, top)
     attention = [w for w in frame_records(result.waiver_report) if w["status"] != "active"]
@@ -147,6 +149,18 @@ def _area_table(open_frame: pd.DataFrame) -> list[str]:
     lines = ["## Open findings by area", "", "| area | " + " | ".join(SEVERITIES) + " | total |"]
     lines.append("|---|" + "---:|" * (len(SEVERITIES) + 1))
     lines += [_row(r["area"], *r["counts"], r["total"]) for r in rows]
+    return [*lines, ""]
+
+
+def _team_table(open_frame: pd.DataFrame) -> list[str]:
+    rows, more = team_counts(open_frame)
+    if not rows:
+        return []
+    lines = ["## Open findings by team", "", "| team | " + " | ".join(SEVERITIES) + " | total |"]
+    lines.append("|---|" + "---:|" * (len(SEVERITIES) + 1))
+    lines += [_row(r["team"], *r["counts"], r["total"]) for r in rows]
+    if more:
+        lines += ["", f"And {more} more team(s) with fewer or less severe findings."]
     return [*lines, ""]
 
 
