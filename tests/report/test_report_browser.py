@@ -108,7 +108,8 @@ def test_a_check_in_the_by_check_table_lists_its_findings(page: Page) -> None:
     _filter(page, "filter-text", "a phrase no finding has")  # the click clears other filters
     for check in checks[:3]:
         page.evaluate(
-            f"document.querySelector('a.check-link[data-check={json.dumps(check)}]').click()"
+            "document.querySelector("
+            f"'a.filter-link[data-filter=check][data-value={json.dumps(check)}]').click()"
         )
         shown = page.evaluate(f"{rows}.filter(r => !r.hidden).map(r => r.dataset.check)")
         assert shown and set(shown) == {check}
@@ -116,6 +117,25 @@ def test_a_check_in_the_by_check_table_lists_its_findings(page: Page) -> None:
         assert len(shown) == same
     total = page.evaluate(f"{rows}.length")
     assert _filter(page, "filter-check", "") == total
+
+
+def test_a_team_in_the_summary_lists_its_open_findings(page: Page) -> None:
+    teams = page.evaluate(
+        "[...document.querySelectorAll('a.filter-link[data-filter=team]')]"
+        ".map(a => [a.dataset.value, Number(a.closest('tr').lastElementChild.textContent)])"
+    )
+    assert len(teams) >= 2  # a team, and "no team" for keys
+    for team, total in teams:
+        page.evaluate(
+            "document.querySelector("
+            f"'a.filter-link[data-filter=team][data-value={json.dumps(team)}]').click()"
+        )
+        shown = page.evaluate(f"{VISIBLE}.map(r => [r.dataset.team, r.dataset.waived])")
+        assert len(shown) == total and shown  # the row's total: its unwaived open findings
+        assert {tuple(s) for s in shown} == {(team, "no")}
+    page.evaluate("document.getElementById('filter-waived').checked = true")
+    total = page.evaluate("document.querySelectorAll('#findings-table tbody tr').length")
+    assert _filter(page, "filter-team", "") == total
 
 
 def test_findings_are_paged(page: Page) -> None:

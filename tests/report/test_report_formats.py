@@ -22,7 +22,7 @@ from toolkit.errors import AuditError
 from toolkit.report import Trends, gather_report, render_report_data, write_report
 from toolkit.report.charts import plot_text
 from toolkit.report.html_report import PAGE_ROWS, render_html, script_json
-from toolkit.report.report_view import duration_text, team_counts
+from toolkit.report.report_view import duration_text, team_choices, team_counts
 from toolkit.report.text_reports import render_markdown
 from toolkit.sim.vocabulary import HTML_NAME, HTML_PROJECT_NAME
 
@@ -191,7 +191,7 @@ def test_html_findings_by_check(html: str, report_data: ReportData) -> None:
             for tr in re.findall(rf'<tr [^>]*data-check="{check.group(1)}"[^>]*>', findings)
         ]
         assert (open_now, waived) == (listed.count("no"), listed.count("yes")), check.group(1)
-        linked += 'class="check-link"' in row
+        linked += 'data-filter="check"' in row
         assert ('class="clean"' in row) == (not listed)
     assert linked == len(set(report_data.open_findings.check_id)) > 0
     assert "days" in section or " h<" in section  # a mean time to resolve is shown
@@ -230,6 +230,10 @@ def test_team_counts_rank_teams_by_their_most_severe_findings() -> None:
     top, more = team_counts(findings, top=2)
     assert [r["team"] for r in top] == ["beta", "t-c"] and more == 2
     assert team_counts(findings.iloc[:0]) == ([], 0)
+    assert rows[3]["team_id"] == "-"  # the HTML's value for findings of no team
+    assert team_choices(findings) == [
+        ("t-a", "alpha"), ("t-b", "beta"), ("-", "no team"), ("t-c", "t-c")
+    ]  # fmt: skip
 
 
 def test_reports_count_open_findings_by_team(html: str, report_data: ReportData) -> None:
@@ -238,7 +242,8 @@ def test_reports_count_open_findings_by_team(html: str, report_data: ReportData)
     summary = html[html.index('<section id="summary">') : html.index('<section id="trends">')]
     table = summary.split("<h3>Open findings by team</h3>", 1)[1]
     for row in rows:
-        assert f'<th scope="row">{escape(row["team"])}</th>' in table
+        link = f'data-value="{escape(row["team_id"])}" data-waived="no">{escape(row["team"])}</a>'
+        assert link in table
     text = render_markdown(report_data)
     assert "## Open findings by team" in text and f"| {rows[0]['total']} |" in text
 

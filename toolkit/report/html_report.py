@@ -25,6 +25,7 @@ from markupsafe import Markup
 from toolkit.audit import AREAS, SEVERITIES
 from toolkit.report.charts import report_figures
 from toolkit.report.report_view import (
+    NO_TEAM,
     area_counts,
     changed_findings,
     check_rows,
@@ -32,6 +33,7 @@ from toolkit.report.report_view import (
     service_changes,
     snapshot_rows,
     summary_counts,
+    team_choices,
     team_counts,
 )
 
@@ -91,6 +93,8 @@ def render_html(data: ReportData, *, page_rows: int = PAGE_ROWS) -> str:
         "counts": summary_counts(data),
         "area_rows": area_counts(open_frame),
         "team_rows": team_counts(open_frame),
+        "team_options": team_choices(data.open_findings),
+        "no_team": NO_TEAM,
         "has_trends": not data.trends.empty,
         "changed_findings": changed_findings(data),
         "check_rows": check_rows(data),

@@ -30,11 +30,14 @@ __all__ = [
     "service_changes",
     "snapshot_rows",
     "summary_counts",
+    "team_choices",
     "team_counts",
 ]
 
 TOP_TEAMS = 15
 """How many teams the by-team tables list (most severe findings first)."""
+NO_TEAM = "-"
+"""The team id the HTML report gives findings of no team (an API key's, say)."""
 
 _CHANGE_ORDER = {"new": 0, "regressed": 1, "resolved": 2}
 
@@ -80,11 +83,21 @@ def team_counts(findings: pd.DataFrame, top: int = TOP_TEAMS) -> tuple[list[dict
     table = findings.groupby([key, findings.severity]).size().unstack(fill_value=0)
     table = table.reindex(columns=list(SEVERITIES), fill_value=0)
     rows: list[dict[str, Any]] = [
-        {"team": str(label[team]), "counts": [int(n) for n in counts], "total": int(sum(counts))}
+        {"team": str(label[team]), "team_id": team or NO_TEAM, "counts": [int(n) for n in counts],
+         "total": int(sum(counts))}
         for team, counts in zip(table.index, table.to_numpy().tolist(), strict=True)
-    ]
+    ]  # fmt: skip
     rows.sort(key=lambda r: ([-n for n in r["counts"]], r["team"]))
     return rows[:top], max(0, len(rows) - top)
+
+
+def team_choices(findings: pd.DataFrame) -> list[tuple[str, str]]:
+    """``(team id or NO_TEAM, name)`` of every team with a finding, by name: the HTML
+    findings table's team filter."""
+    ids = findings.team_id.fillna(NO_TEAM)
+    names = findings.team_name.where(findings.team_name.notna(), findings.team_id)
+    pairs = dict(zip(ids, names.fillna("no team"), strict=True))
+    return sorted(((str(k), str(v)) for k, v in pairs.items()), key=lambda p: (p[1], p[0]))
 
 
 def check_rows(data: ReportData) -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
 /* The report's own script: draw the embedded figures; sort, filter and page the findings
-   table (a check in the by-check table filters it to that check's findings).
+   table (a check in the by-check table, or a team in the summary, filters it to its findings).
    No network, no library but the plotly.js embedded above.
 
    A fleet's report holds tens of thousands of findings, and a browser that lays out that
@@ -40,7 +40,7 @@
     var matches = rows.slice();  // the rows the filters let through, in table order
     var page = 0;
     var text = document.getElementById("filter-text");
-    var selects = { severity: "filter-severity", area: "filter-area", check: "filter-check", state: "filter-state" };
+    var selects = { severity: "filter-severity", area: "filter-area", team: "filter-team", check: "filter-check", state: "filter-state" };
     var waived = document.getElementById("filter-waived");
     var count = document.getElementById("filter-count");
     var size = document.getElementById("page-size");
@@ -122,14 +122,15 @@
     size.addEventListener("change", show);
     prev.addEventListener("click", function () { page -= 1; show(); });
     next.addEventListener("click", function () { page += 1; show(); });
-    // A check in the by-check table lists its findings: only its, whatever else was chosen.
-    var links = document.querySelectorAll("a.check-link[data-check]");
+    // A check in the by-check table, or a team in the summary, lists its findings (a team's
+    // unwaived ones, as its row counts them), whatever else was chosen.
+    var links = document.querySelectorAll("a.filter-link[data-filter]");
     for (var i = 0; i < links.length; i++) {
       links[i].addEventListener("click", function () {
         for (var key in selects) { document.getElementById(selects[key]).value = ""; }
         text.value = "";
-        waived.checked = true;
-        document.getElementById("filter-check").value = this.getAttribute("data-check");
+        waived.checked = this.getAttribute("data-waived") !== "no";
+        document.getElementById("filter-" + this.getAttribute("data-filter")).value = this.getAttribute("data-value");
         filter();
       });
     }
