@@ -61,32 +61,21 @@ def summary_counts(data: ReportData) -> dict[str, int]:
 
 def area_counts(findings: pd.DataFrame) -> list[dict[str, Any]]:
     """Per area with findings: counts per severity (in :data:`SEVERITIES` order), total."""
-    present = set(findings.area)
-    areas = [a for a in AREAS if a in present] + sorted(present - set(AREAS))
-    rows = []
-    for area in areas:
-        part = findings[findings.area == area]
-        counts = [int((part.severity == s).sum()) for s in SEVERITIES]
-        rows.append({"area": area, "counts": counts, "total": sum(counts)})
-    return rows
+    counts = _severity_counts(findings, findings.area)
+    areas = [a for a in AREAS if a in counts] + sorted(set(counts) - set(AREAS))
+    return [{"area": a, "counts": counts[a], "total": sum(counts[a])} for a in areas]
 
 
 def team_counts(findings: pd.DataFrame, top: int = TOP_TEAMS) -> tuple[list[dict[str, Any]], int]:
     """The ``top`` teams by their findings' severity (most critical, then most high, ...):
     counts per severity (in :data:`SEVERITIES` order) and total; and how many teams with
     findings are left out. A finding with no team (a key of no team) counts under "no team"."""
-    if findings.empty:
-        return [], 0
-    key = findings.team_id.fillna("")
-    names = findings.team_name.where(findings.team_name.notna(), findings.team_id)
-    label = names.fillna("no team").groupby(key).first()
-    table = findings.groupby([key, findings.severity]).size().unstack(fill_value=0)
-    table = table.reindex(columns=list(SEVERITIES), fill_value=0)
+    ids, names = _teams(findings)
+    label = names.groupby(ids).first()
     rows: list[dict[str, Any]] = [
-        {"team": str(label[team]), "team_id": team or NO_TEAM, "counts": [int(n) for n in counts],
-         "total": int(sum(counts))}
-        for team, counts in zip(table.index, table.to_numpy().tolist(), strict=True)
-    ]  # fmt: skip
+        {"team": str(label[team]), "team_id": team, "counts": counts, "total": sum(counts)}
+        for team, counts in _severity_counts(findings, ids).items()
+    ]
     rows.sort(key=lambda r: ([-n for n in r["counts"]], r["team"]))
     return rows[:top], max(0, len(rows) - top)
 
@@ -94,10 +83,28 @@ def team_counts(findings: pd.DataFrame, top: int = TOP_TEAMS) -> tuple[list[dict
 def team_choices(findings: pd.DataFrame) -> list[tuple[str, str]]:
     """``(team id or NO_TEAM, name)`` of every team with a finding, by name: the HTML
     findings table's team filter."""
+    pairs = dict(zip(*_teams(findings), strict=True))
+    return sorted(((str(k), str(v)) for k, v in pairs.items()), key=lambda p: (p[1], p[0]))
+
+
+def _teams(findings: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Each finding's team id (:data:`NO_TEAM` for none) and name (its id when unnamed)."""
     ids = findings.team_id.fillna(NO_TEAM)
     names = findings.team_name.where(findings.team_name.notna(), findings.team_id)
-    pairs = dict(zip(ids, names.fillna("no team"), strict=True))
-    return sorted(((str(k), str(v)) for k, v in pairs.items()), key=lambda p: (p[1], p[0]))
+    return ids, names.fillna("no team")
+
+
+def _severity_counts(findings: pd.DataFrame, key: pd.Series) -> dict[str, list[int]]:
+    """Per value of ``key`` (a column or a series beside ``findings``) that has findings:
+    their counts per severity, in :data:`SEVERITIES` order."""
+    if findings.empty:
+        return {}
+    table = findings.groupby([key, findings.severity]).size().unstack(fill_value=0)
+    table = table.reindex(columns=list(SEVERITIES), fill_value=0)
+    return {
+        str(value): [int(n) for n in counts]
+        for value, counts in zip(table.index, table.to_numpy().tolist(), strict=True)
+    }
 
 
 def check_rows(data: ReportData) -> list[dict[str, Any]]:
