@@ -20,6 +20,7 @@ from toolkit.audit.formats import (
     duration_text,
     evidence_text,
     frame_records,
+    minute_text,
     parsed_evidence,
     ref_json,
 )
@@ -125,7 +126,7 @@ def story_renderable(story: FindingStory) -> RenderableType:
     )
     if finding is not None:
         facts.add_row("where", Text(_place(finding)))
-    judged = f"{result.target.snapshot_id} taken {_when(result.target.snapshot_at)}"
+    judged = f"{result.target.snapshot_id} taken {minute_text(result.target.snapshot_at)}"
     if result.compare is not None:
         judged += f", compared with {result.compare.snapshot_id}"
     facts.add_row("snapshot", Text(judged))
@@ -158,10 +159,10 @@ def story_renderable(story: FindingStory) -> RenderableType:
     for row in frame_records(episodes):
         fixed = row["fixed_at"] is not None
         table.add_row(
-            Text(_when(row["started"], zone="")),
-            Text(_when(row["last_alarm"], zone="")),
+            Text(minute_text(row["started"], zone="")),
+            Text(minute_text(row["last_alarm"], zone="")),
             Text(str(row["snapshots"])),
-            Text(_when(row["fixed_at"], zone="") if fixed else "still in alarm"),
+            Text(minute_text(row["fixed_at"], zone="") if fixed else "still in alarm"),
             Text(duration_text(row["hours"]) if fixed else ""),
         )
     title = Text(f"{spec.id}  {spec.title}", style="bold")
@@ -176,9 +177,3 @@ def story_renderable(story: FindingStory) -> RenderableType:
         parts.append(table)
     parts.append(advice)
     return Group(*parts)
-
-
-def _when(value: object, zone: str = " UTC") -> str:
-    """An ISO time (as :func:`frame_records` gives it) as ``2026-01-04 00:00 UTC``."""
-    text = "" if value is None else str(value)
-    return f"{text[:16].replace('T', ' ')}{zone}" if text else ""

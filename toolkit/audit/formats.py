@@ -42,6 +42,7 @@ __all__ = [
     "evidence_text",
     "findings_table",
     "frame_records",
+    "minute_text",
     "parsed_evidence",
     "ref_json",
     "render",
@@ -281,6 +282,13 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.generic):
         return _plain(value.item())
     return value
+
+
+def minute_text(value: object, zone: str = " UTC") -> str:
+    """An ISO time (as :func:`frame_records` gives it) to the minute: ``2026-01-04 00:00
+    UTC``, or with another ``zone`` suffix (``""`` for none); ``""`` for None."""
+    text = "" if value is None else str(value)
+    return f"{text[:16].replace('T', ' ')}{zone}" if text else ""
 
 
 def duration_text(hours: float | None) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolkit.audit import AREAS, SEVERITIES
-from toolkit.audit.formats import duration_text, evidence_text, frame_records
+from toolkit.audit.formats import duration_text, evidence_text, frame_records, minute_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -130,7 +130,6 @@ def finding_rows(findings: pd.DataFrame) -> list[dict[str, Any]]:
             for k in ("team_name", "project_name", "environment_name")
             if record.get(k) and record[k] != record.get("resource_name")
         )
-        first = record.get("first_seen") or ""
         rows.append(
             {
                 **record,
@@ -140,7 +139,7 @@ def finding_rows(findings: pd.DataFrame) -> list[dict[str, Any]]:
                 "resource": resource_label(record),
                 "where": where,
                 "evidence": evidence_text(record.get("evidence")),
-                "first_seen_text": str(first)[:16].replace("T", " "),
+                "first_seen_text": minute_text(record.get("first_seen"), zone=""),
             }
         )
     return rows
