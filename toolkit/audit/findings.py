@@ -109,17 +109,9 @@ class AuditResult:
 
         The state columns count unwaived findings; ``waived`` counts waived ones in alarm.
         """
-        frame = self.findings
-        counts = {
-            state: [
-                int(((frame.severity == s) & (frame.state == state) & ~frame.waived).sum())
-                for s in SEVERITIES
-            ]
-            for state in STATES
-        }
-        alarming = frame.state.isin(ALARMING) & frame.waived
-        counts["waived"] = [int((alarming & (frame.severity == s)).sum()) for s in SEVERITIES]
-        return pd.DataFrame(counts, index=pd.Index(SEVERITIES, name="severity"))
+        counts = self._counts_by("severity").reindex(SEVERITIES, fill_value=0)
+        counts.index = pd.Index(SEVERITIES, name="severity")
+        return counts
 
     def per_check(self) -> pd.DataFrame:
         """One row per check run, most severe first and then the most findings in alarm:
@@ -129,15 +121,7 @@ class AuditResult:
         ``mttr_hours`` over the history. A check with no finding has a row of zeros: the
         table also says what was checked and found clean.
         """
-        frame = self.findings
-        counted = pd.DataFrame(
-            {
-                "check_id": frame.check_id,
-                **{state: (frame.state == state) & ~frame.waived for state in STATES},
-                "waived": frame.state.isin(ALARMING) & frame.waived,
-            }
-        )
-        counts = counted.groupby("check_id").sum()
+        counts = self._counts_by("check_id")
         rows = pd.DataFrame(
             [(c.id, c.title, c.severity, c.area) for c in self.checks],
             columns=["check_id", "title", "severity", "area"],
@@ -167,6 +151,18 @@ class AuditResult:
         mode); ``mttr_hours`` is NaN for a check none of whose alarms was resolved yet.
         """
         return self.mttr_table.copy(deep=True)
+
+    def _counts_by(self, column: str) -> pd.DataFrame:
+        """Per value of a findings ``column`` that has findings: unwaived findings in each
+        state, and waived ones in alarm (``waived``), the counts every table shows."""
+        frame = self.findings
+        flags = pd.DataFrame(
+            {
+                **{state: (frame.state == state) & ~frame.waived for state in STATES},
+                "waived": frame.state.isin(ALARMING) & frame.waived,
+            }
+        )
+        return flags.groupby(frame[column]).sum().astype("int64")
 
     def episodes(self, check_id: str, resource_id: str) -> pd.DataFrame:
         """The finding's alarm episodes up to the judged snapshot, oldest first: runs of
@@ -214,11 +210,9 @@ class AuditResult:
 def _alarm_snapshots(rows: pa.Table, check_id: str, resource_id: str) -> set[str]:
     """The snapshot ids in which ``rows`` (:data:`STATUS_SCHEMA`-shaped) have the resource
     in alarm for the check."""
-    text = rows.select(["check_id", "resource_id", "status"]).cast(
-        pa.schema([(n, pa.string()) for n in ("check_id", "resource_id", "status")])
-    )
+    text = rows.cast(_PLAIN)
     mask = pc.and_(
         pc.and_(pc.equal(text["check_id"], check_id), pc.equal(text["resource_id"], resource_id)),
         pc.equal(text["status"], "alarm"),
     )
-    return set(rows.column("snapshot_id").filter(mask).cast(pa.string()).to_pylist())
+    return set(text["snapshot_id"].filter(mask).to_pylist())
