@@ -76,9 +76,10 @@ def explain_finding(result: AuditResult, check_id: str, resource: str) -> Findin
         )
     findings = result.findings[result.findings.check_id == check_id]
     by_id = findings[findings.resource_id == resource]
-    if by_id.empty and not result.episodes(check_id, resource).empty:
-        return _story(result, spec, resource, None)  # in alarm only before the compared one
     if by_id.empty:
+        past = result.episodes(check_id, resource)
+        if not past.empty:  # in alarm only before the compared snapshot
+            return FindingStory(result, spec, resource, None, past)
         by_id = findings[findings.resource_name == resource]
     if len(by_id) > 1:
         places = "; ".join(
@@ -96,14 +97,8 @@ def explain_finding(result: AuditResult, check_id: str, resource: str) -> Findin
             f"`platform-audit audit --check {check_id}` lists its findings"
         )
     record = frame_records(by_id)[0]
-    return _story(result, spec, str(record["resource_id"]), record)
-
-
-def _story(
-    result: AuditResult, spec: CheckSpec, resource_id: str, finding: dict[str, Any] | None
-) -> FindingStory:
-    episodes = result.episodes(spec.id, resource_id)
-    return FindingStory(result, spec, resource_id, finding, episodes)
+    resource_id = str(record["resource_id"])
+    return FindingStory(result, spec, resource_id, record, result.episodes(check_id, resource_id))
 
 
 def _place(record: dict[str, Any]) -> str:
