@@ -2,11 +2,13 @@
 command line.
 
 ``audit`` exits 1 when an unwaived finding at or above ``--fail-on`` is in alarm (new,
-regressed or open), so a CI pipeline can gate on it; 2 on bad configuration, a bad check or
+regressed or open; with ``--fail-on-new`` only new or regressed), so a CI pipeline can gate
+on it; 2 on bad configuration, a bad check or
 waivers file, or a snapshot that is not there. ``finding`` tells one finding's story over
 the history. ``register(app)`` adds the commands::
 
     platform-audit audit --format sarif --out audit.sarif --fail-on high
+    platform-audit audit --fail-on medium --fail-on-new     # only what got worse fails
     platform-audit audit --snapshot 0193f2 --compare-to 0193e1 --format markdown
     platform-audit audit --check security --check "WEB*" --skip SEC003
     platform-audit checks --format json
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from rich.console import RenderableType
 
+    from toolkit.audit import AuditResult
     from toolkit.audit.diff import SnapshotDiff
 
 __all__ = ["audit_command", "checks_command", "diff_command", "finding_command", "register"]
@@ -111,6 +114,14 @@ def audit_command(
             "(default \\[audit] fail_on; else never).",
         ),
     ] = None,
+    fail_on_new: Annotated[
+        bool | None,
+        typer.Option(
+            "--fail-on-new/--no-fail-on-new",
+            help="With --fail-on, exit 1 only on findings new or regressed since --compare-to, "
+            "not on those open before: a ratchet (default \\[audit] fail_on_new).",
+        ),
+    ] = None,
     waivers: WaiversOpt = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Write the findings to this file.")
@@ -141,6 +152,12 @@ def audit_command(
         raise fail(f"--fail-on must be one of {', '.join(FAIL_ON)}", ExitCode.CONFIG)
     with _exit_codes():
         settings = load_settings(config, store_url=store)
+        threshold = fail_on or settings.fail_on
+        if fail_on_new and threshold is None:  # else the run would gate on nothing, silently
+            raise ConfigError(
+                "--fail-on-new gates only with a severity: add --fail-on high (or another), "
+                "or set [audit] fail_on"
+            )
         catalogue = chosen_checks(settings, check, skip)
         result = run_audit(
             Store.open(settings.store_url, create=False),
@@ -169,12 +186,23 @@ def audit_command(
     for row in result.waiver_report.itertuples(index=False):
         if row.status != "active":
             err.print(Text(f"waiver #{row.entry} ({row.check_id}, {row.owner}) is {row.status}"))
-    threshold = fail_on or settings.fail_on
     if threshold is not None:
-        failing = result.failing(threshold)
+        new_only = settings.fail_on_new if fail_on_new is None else fail_on_new
+        failing = result.failing(threshold, new_only=new_only)
         if not failing.empty:
-            err.print(Text(f"{len(failing)} unwaived finding(s) at or above {threshold}"))
+            err.print(Text(_gate_message(len(failing), threshold, result, new_only)))
             raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def _gate_message(count: int, threshold: str, result: AuditResult, new_only: bool) -> str:
+    if not new_only:
+        return f"{count} unwaived finding(s) at or above {threshold}"
+    since = (
+        f"since snapshot {result.compare.snapshot_id}"
+        if result.compare is not None
+        else "in the first snapshot"
+    )
+    return f"{count} unwaived finding(s) at or above {threshold}, new or regressed {since}"
 
 
 def checks_command(

@@ -69,6 +69,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
         "skip": list,
         "waivers": str,
         "fail_on": str,
+        "fail_on_new": bool,
     },
     "schedule": SCHEDULE_KEYS,
     "notify": NOTIFY_KEYS,
@@ -124,6 +125,8 @@ class Settings:
     """Checks left out of every audit: ids, globs on ids or areas ([audit] skip)."""
     waivers_file: Path | None = None
     fail_on: str | None = None
+    fail_on_new: bool = False
+    """Gate only on findings new or regressed since the compared snapshot ([audit] fail_on_new)."""
     check_params: Mapping[str, Mapping[str, int | float | str | bool]] = field(default_factory=dict)
     """Threshold overrides per check id ([checks.RES003] min_ratio = 6)."""
     schedule: ScheduleSettings = field(default_factory=ScheduleSettings)
@@ -315,6 +318,8 @@ def _audit(
         if audit["fail_on"] not in FAIL_ON:
             raise ConfigError(f"{where}: [audit] fail_on must be one of {', '.join(FAIL_ON)}")
         values["fail_on"] = audit["fail_on"]
+    if "fail_on_new" in audit:
+        values["fail_on_new"] = audit["fail_on_new"]
     params: dict[str, dict[str, int | float | str | bool]] = {}
     for check_id, table in checks.items():
         if not _CHECK_ID.fullmatch(check_id) or not isinstance(table, dict):

@@ -81,6 +81,31 @@ def test_waived_findings_do_not_fail_the_gate(store_dir: Path) -> None:
     ] == (ExitCode.FINDINGS)
 
 
+def test_fail_on_new_gates_only_on_findings_that_got_worse(store_dir: Path) -> None:
+    # TST001 (high) on day 4 against day 3: one finding open since day 1, one new, one regressed
+    code, out, err = audit(store_dir, "--format", "json", "--fail-on", "high", "--fail-on-new")
+    compared = json.loads(out)["compared_to"]["snapshot_id"]
+    assert code == ExitCode.FINDINGS
+    said = f"2 unwaived finding(s) at or above high, new or regressed since snapshot {compared}"
+    assert said in " ".join(err.split())
+    waivers = tst001_waivers(store_dir, "new-waived.toml", "new", "regressed")
+    args = ("--format", "json", "--fail-on", "high", "--waivers", str(waivers))
+    assert audit(store_dir, *args)[0] == ExitCode.FINDINGS  # the open one still fails...
+    assert audit(store_dir, *args, "--fail-on-new")[0] == ExitCode.OK  # ...but is not new
+    ratchet = "fail_on_new = true\n"
+    assert audit(store_dir, *args, extra_config=ratchet)[0] == ExitCode.OK
+    code = audit(store_dir, *args, "--no-fail-on-new", extra_config=ratchet)[0]
+    assert code == ExitCode.FINDINGS
+
+
+def test_fail_on_new_without_a_severity_is_a_usage_error(store_dir: Path) -> None:
+    code, _, err = audit(store_dir, "--fail-on-new")
+    assert code == ExitCode.CONFIG
+    assert "add --fail-on high (or another)" in " ".join(err.split())
+    # set in the config file only, it waits for a --fail-on and stops nothing
+    assert audit(store_dir, "--format", "csv", extra_config="fail_on_new = true\n")[0] == 0
+
+
 def test_out_file_and_formats(store_dir: Path) -> None:
     for fmt in ("json", "csv", "markdown", "sarif", "table"):
         target = store_dir / f"report.{fmt}"

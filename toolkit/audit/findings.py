@@ -138,10 +138,13 @@ class AuditResult:
         order = order.sort_values(["_rank", "_alarming", "check_id"], kind="stable")
         return rows.loc[order.index].reset_index(drop=True)
 
-    def failing(self, fail_on: str) -> pd.DataFrame:
-        """Unwaived findings in alarm (new, regressed, open) at or above ``fail_on``."""
+    def failing(self, fail_on: str, *, new_only: bool = False) -> pd.DataFrame:
+        """Unwaived findings in alarm (new, regressed, open) at or above ``fail_on``; with
+        ``new_only``, only those new or regressed since the compared snapshot (a ratchet:
+        findings already open then do not fail a gate)."""
         frame = self.findings
-        mask = frame.state.isin(ALARMING) & ~frame.waived
+        states = ("new", "regressed") if new_only else ALARMING
+        mask = frame.state.isin(states) & ~frame.waived
         return frame[mask & frame.severity.isin(at_or_above(fail_on))]
 
     def mttr(self) -> pd.DataFrame:
