@@ -185,13 +185,25 @@ def audit_command(
         sys.stdout.write(render(result, format))
     for row in result.waiver_report.itertuples(index=False):
         if row.status != "active":
-            err.print(Text(f"waiver #{row.entry} ({row.check_id}, {row.owner}) is {row.status}"))
+            err.print(Text(_waiver_message(row)))
     if threshold is not None:
         new_only = settings.fail_on_new if fail_on_new is None else fail_on_new
         failing = result.failing(threshold, new_only=new_only)
         if not failing.empty:
             err.print(Text(_gate_message(len(failing), threshold, result, new_only)))
             raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def _waiver_message(row: Any) -> str:
+    """What to do about a waiver of the report that is not simply active."""
+    entry = f"waiver #{row.entry} ({row.check_id}, {row.owner})"
+    days = int(row.days_left)
+    if row.status == "expired":
+        return f"{entry} expired on {row.expires}: its findings count again; renew or remove it"
+    if row.status == "stale":
+        return f"{entry} is stale: it matches no finding in alarm; remove it"
+    when = "today" if days == 0 else f"in {days} day(s)"
+    return f"{entry} ends {when}, on {row.expires}: renew it or fix what it waives"
 
 
 def _gate_message(count: int, threshold: str, result: AuditResult, new_only: bool) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import pytest
@@ -104,6 +106,26 @@ def test_fail_on_new_without_a_severity_is_a_usage_error(store_dir: Path) -> Non
     assert "add --fail-on high (or another)" in " ".join(err.split())
     # set in the config file only, it waits for a --fail-on and stops nothing
     assert audit(store_dir, "--format", "csv", extra_config="fail_on_new = true\n")[0] == 0
+
+
+def test_waivers_that_need_someone_are_named_with_what_to_do(store_dir: Path) -> None:
+    soon = datetime.now(UTC).date() + timedelta(days=3)
+    waivers = store_dir / "attention.toml"
+    waivers.write_text(
+        "".join(
+            f'[[waivers]]\ncheck = "TST001"\nresources = ["svc-{name}"]\nreason = "r"\n'
+            f'owner = "ops"\nexpires = {expires}\n'
+            for name, expires in (("open", soon), ("new", "2026-01-01"), ("fine", "2099-01-01"))
+        ),
+        encoding="utf-8",
+    )
+    code, _, err = audit(store_dir, "--format", "csv", "--waivers", str(waivers))
+    said = " ".join(err.split())
+    assert code == ExitCode.OK
+    ends = rf"waiver #1 \(TST001, ops\) ends in [23] day\(s\), on {soon}: renew it or fix"
+    assert re.search(ends, said)  # 2 if the clock passed midnight UTC since `soon`
+    assert "waiver #2 (TST001, ops) expired on 2026-01-01: its findings count again" in said
+    assert "waiver #3 (TST001, ops) is stale: it matches no finding in alarm; remove it" in said
 
 
 def test_out_file_and_formats(store_dir: Path) -> None:

@@ -97,6 +97,25 @@ def test_stale_waiver_is_reported(tmp_path: Path) -> None:
     assert report.loc[4, "selector"] == "service does-not-exist-*"
 
 
+def test_a_waiver_ending_within_two_weeks_is_expiring_and_still_hides(tmp_path: Path) -> None:
+    text = "".join(
+        f'[[waivers]]\ncheck = "TST001"\nresources = ["svc-{name}"]\nreason = "r"\n'
+        f'owner = "o"\nexpires = {expires}\n'
+        for name, expires in (("open", "2026-02-01"), ("new", "2026-02-15"),
+                              ("regressed", "2026-02-16"), ("gone", "2026-02-10"),
+                              ("fine", "2026-01-31"))
+    )  # fmt: skip
+    result = audit(tmp_path, text)
+    report = result.waiver_report.set_index("entry")
+    # a stale waiver is stale however soon it ends: removing it is what to do
+    assert report.status.tolist() == ["expiring", "expiring", "active", "stale", "expired"]
+    assert report.days_left.tolist() == [0, 14, 15, 9, -1]  # it ends on its day, inclusive
+    assert {"open", "new", "regressed"} == {
+        name for name in ("open", "new", "regressed") if row(result.findings, "TST001", name).waived
+    }
+    assert result.failing("high").empty
+
+
 def test_a_waiver_for_a_resolved_finding_only_is_stale(tmp_path: Path) -> None:
     text = """
 [[waivers]]

@@ -74,9 +74,10 @@ def sim_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimStore]:
 
 
 def _waivers(root: Path, planted: dict[str, str]) -> Path:
-    """An active waiver on the hostile service, an expired one and a stale one."""
+    """On the hostile service a waiver ending within days and its renewal, an expired one
+    and a stale one."""
     today = date.today()
-    soon, past = today + timedelta(days=30), today - timedelta(days=3)
+    later, soon, past = today + timedelta(days=30), today + timedelta(days=5), today - timedelta(3)
     path = root / "waivers.toml"
     path.write_text(
         f"""
@@ -99,7 +100,14 @@ check = "WEB001"
 service = "no-such-service-*"
 reason = "An old exception nobody removed."
 owner = "former-owner@example.com"
-expires = {soon.isoformat()}
+expires = {later.isoformat()}
+
+[[waivers]]
+check = "SEC001"
+resources = ["{planted["service_privileged"]}"]
+reason = "Renewed until the worker moves to the new runtime."
+owner = "ops-team@example.com"
+expires = {later.isoformat()}
 """,
         encoding="utf-8",
     )

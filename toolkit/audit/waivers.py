@@ -18,7 +18,9 @@ A TOML file (or YAML, same shape) holds a list of waivers::
 
 A waived finding is shown as waived, never dropped. A waiver past its expiry date stops
 hiding its findings and is itself reported; an active waiver that matches no finding in
-alarm is reported as stale. Matching runs in DuckDB (``GLOB``), next to the findings.
+alarm is reported as stale, and one that ends within :data:`EXPIRING_DAYS` as expiring, so
+the gate it holds open does not fail by surprise. Matching runs in DuckDB (``GLOB``), next
+to the findings.
 """
 
 from __future__ import annotations
@@ -41,9 +43,21 @@ if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
-__all__ = ["SELECTORS", "Waiver", "apply_waivers", "load_waivers", "parse_waivers"]
+__all__ = [
+    "EXPIRING_DAYS",
+    "SELECTORS",
+    "WAIVER_STATUSES",
+    "Waiver",
+    "apply_waivers",
+    "load_waivers",
+    "parse_waivers",
+]
 
 SELECTORS = ("team", "project", "environment", "service")
+EXPIRING_DAYS = 14
+"""A waiver still hiding findings that ends within this many days is reported as expiring."""
+WAIVER_STATUSES = ("active", "expiring", "expired", "stale")
+"""A waiver report's statuses; every one but ``active`` asks for someone to act."""
 _KEYS = {"check", "resources", "reason", "owner", "expires", *SELECTORS}
 WAIVERS = "audit_waivers"
 _SCHEMA = pa.schema(
@@ -57,6 +71,7 @@ _SCHEMA = pa.schema(
         ("owner", pa.string()),
         ("expires", pa.date32()),
         ("expired", pa.bool_()),
+        ("days_left", pa.int32()),
     ]
 )
 
@@ -188,6 +203,7 @@ def waiver_table(waivers: Sequence[Waiver], today: date) -> pa.Table:
             "owner": w.owner,
             "expires": w.expires,
             "expired": w.expires < today,
+            "days_left": (w.expires - today).days,
         }
         for n, w in enumerate(waivers, start=1)
     ]
@@ -248,8 +264,14 @@ select
     owner,
     reason,
     expires,
+    days_left,
     matched,
-    case when expired then 'expired' when matched = 0 then 'stale' else 'active' end as status
+    case
+        when expired then 'expired'
+        when matched = 0 then 'stale'
+        when days_left <= $expiring_days then 'expiring'
+        else 'active'
+    end as status
 from counted
 order by idx
 """
@@ -258,13 +280,16 @@ order by idx
 def apply_waivers(
     con: duckdb.DuckDBPyConnection, waivers: Iterable[Waiver], today: date
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Findings with their waiver columns, and the waiver report (active, expired, stale).
+    """Findings with their waiver columns, and the waiver report: each entry's ``expires``,
+    ``days_left`` (negative once expired), how many findings it ``matched`` and its
+    ``status`` (:data:`WAIVER_STATUSES`).
 
     Reads ``audit_findings`` (see :mod:`toolkit.audit.lifecycle`).
     """
     con.register(WAIVERS, waiver_table(list(waivers), today))
     con.execute(_MATCHES)
-    return query_frame(con, _WAIVED), query_frame(con, _REPORT)
+    report = query_frame(con, _REPORT, {"expiring_days": EXPIRING_DAYS})
+    return query_frame(con, _WAIVED), report
 
 
 def waivers_from(source: Path | Sequence[Waiver] | None, default: Path | None) -> list[Waiver]:

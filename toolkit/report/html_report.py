@@ -23,6 +23,7 @@ import jinja2
 from markupsafe import Markup
 
 from toolkit.audit import AREAS, SEVERITIES
+from toolkit.audit.waivers import EXPIRING_DAYS
 from toolkit.report.charts import report_figures
 from toolkit.report.report_view import (
     NO_TEAM,
@@ -95,6 +96,7 @@ def render_html(data: ReportData, *, page_rows: int = PAGE_ROWS) -> str:
         "team_rows": team_counts(open_frame),
         "team_options": team_choices(data.open_findings),
         "no_team": NO_TEAM,
+        "expiring_days": EXPIRING_DAYS,
         "has_trends": not data.trends.empty,
         "changed_findings": changed_findings(data),
         "check_rows": check_rows(data),

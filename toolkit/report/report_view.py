@@ -54,8 +54,10 @@ def summary_counts(data: ReportData) -> dict[str, int]:
         "removed": len(changes.removed) if changes else 0,
         "changed": len(changes.changed) if changes else 0,
         "waived": int(open_frame.waived.sum()),
-        "expired": int((waivers.status == "expired").sum()) if not waivers.empty else 0,
-        "stale": int((waivers.status == "stale").sum()) if not waivers.empty else 0,
+        **{
+            status: int((waivers.status == status).sum()) if not waivers.empty else 0
+            for status in ("expiring", "expired", "stale")
+        },
     }
 
 
