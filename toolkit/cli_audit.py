@@ -145,6 +145,7 @@ def audit_command(
     """Run every check over the history and report findings; exit 1 at --fail-on."""
     from toolkit.audit import FORMATS, render, run_audit
     from toolkit.audit.formats import SUFFIXES
+    from toolkit.audit.waivers import ATTENTION
     from toolkit.snapshot import Store
 
     format = output_format(format, out, formats=FORMATS, suffixes=SUFFIXES, default="table")
@@ -184,7 +185,7 @@ def audit_command(
     else:
         sys.stdout.write(render(result, format))
     for row in result.waiver_report.itertuples(index=False):
-        if row.status != "active":
+        if row.status in ATTENTION:
             err.print(Text(_waiver_message(row)))
     if threshold is not None:
         new_only = settings.fail_on_new if fail_on_new is None else fail_on_new

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -128,6 +129,29 @@ expires = 2026-12-31
     result = audit(tmp_path, text)
     assert row(result.findings, "TST001", "resolved").waived
     assert result.waiver_report.status.tolist() == ["stale"]
+
+
+def one_waiver(check: str) -> str:
+    entry = '[[waivers]]\ncheck = "{}"\nservice = "*"\nreason = "r"\nowner = "o"\n'
+    return entry.format(check) + "expires = 2026-12-31\n"
+
+
+@pytest.mark.parametrize(
+    ("check", "said"),
+    [("TST0001", "did you mean TST001?"), ("tst002", "did you mean TST002?"),
+     ("ZZZ999", "`platform-audit checks` lists them")],
+)  # fmt: skip
+def test_a_waiver_naming_no_check_is_refused(tmp_path: Path, check: str, said: str) -> None:
+    # it could never match: the finding it meant to waive would fail the gate unexplained
+    message = rf"waivers.toml: waiver #2 \({check}\): no check has this id; {re.escape(said)}"
+    with pytest.raises(WaiverError, match=message):
+        audit(tmp_path, one_waiver("TST001") + one_waiver(check))
+
+
+def test_a_waiver_for_a_check_not_run_is_unchecked_not_stale(tmp_path: Path) -> None:
+    # RES002 is a built-in check the engine's catalogue does not run, as with --check
+    result = audit(tmp_path, one_waiver("RES002") + one_waiver("TST003"))
+    assert result.waiver_report.status.tolist() == ["unchecked", "active"]
 
 
 def test_waivers_in_yaml(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -49,7 +50,7 @@ from toolkit.audit.scope import (
     set_search_path,
     snapshot_filter,
 )
-from toolkit.audit.waivers import apply_waivers, waivers_from
+from toolkit.audit.waivers import apply_waivers, require_known_checks, waivers_from
 from toolkit.errors import AuditError, CheckDefinitionError
 from toolkit.snapshot import Store
 from toolkit.snapshot.views import store_read_failure, store_unreadable
@@ -122,7 +123,12 @@ def run_audit(
     ``today`` decides which waivers have expired (default: today, UTC).
     """
     catalogue = _catalogue(checks, settings)
-    chosen = waivers_from(waivers, settings.waivers_file if settings else None)  # fail early
+    default_waivers = settings.waivers_file if settings else None
+    chosen = waivers_from(waivers, default_waivers)  # fail early
+    ran = {spec.id for spec in catalogue.specs}
+    if any(w.check not in ran for w in chosen):  # a skipped check's, or a typo
+        where = waivers if isinstance(waivers, PurePath) else default_waivers
+        require_known_checks(chosen, _known_ids(catalogue, settings), str(where or "waivers"))
     started = time.perf_counter()
     with _store_reads():  # a data file gone, or S3 failing: the store, not a check
         con = _connection(source, latest_only, snapshot, compare_to)
@@ -539,6 +545,14 @@ def _catalogue(
     chosen = {s.id for s in specs}
     overrides = settings.check_params if settings else {}
     return Catalogue(specs, {k: v for k, v in overrides.items() if k in chosen})
+
+
+def _known_ids(catalogue: Catalogue, settings: Settings | None) -> set[str]:
+    """Every check id an audit with ``settings`` could run (skipped ones too), and
+    ``catalogue``'s."""
+    folders = settings.audit_checks if settings else ()
+    builtin = settings.builtin_checks if settings else True
+    return {s.id for s in (*catalogue.specs, *Catalogue.load(folders, builtin=builtin).specs)}
 
 
 def _checks_table(specs: Sequence[CheckSpec]) -> pa.Table:

@@ -19,8 +19,10 @@ A TOML file (or YAML, same shape) holds a list of waivers::
 A waived finding is shown as waived, never dropped. A waiver past its expiry date stops
 hiding its findings and is itself reported; an active waiver that matches no finding in
 alarm is reported as stale, and one that ends within :data:`EXPIRING_DAYS` as expiring, so
-the gate it holds open does not fail by surprise. Matching runs in DuckDB (``GLOB``), next
-to the findings.
+the gate it holds open does not fail by surprise. A waiver for a check this audit did not
+run (``--check``, ``--skip``) is unchecked, neither stale nor active; one naming no check at
+all is refused (:func:`require_known_checks`), since it could never match. Matching runs in
+DuckDB (``GLOB``), next to the findings.
 """
 
 from __future__ import annotations
@@ -38,12 +40,13 @@ from toolkit.audit.lifecycle import query_frame
 from toolkit.errors import WaiverError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Collection, Iterable, Sequence
 
     import duckdb
     import pandas as pd
 
 __all__ = [
+    "ATTENTION",
     "EXPIRING_DAYS",
     "SELECTORS",
     "WAIVER_STATUSES",
@@ -51,13 +54,17 @@ __all__ = [
     "apply_waivers",
     "load_waivers",
     "parse_waivers",
+    "require_known_checks",
 ]
 
 SELECTORS = ("team", "project", "environment", "service")
 EXPIRING_DAYS = 14
 """A waiver still hiding findings that ends within this many days is reported as expiring."""
-WAIVER_STATUSES = ("active", "expiring", "expired", "stale")
-"""A waiver report's statuses; every one but ``active`` asks for someone to act."""
+WAIVER_STATUSES = ("active", "expiring", "expired", "stale", "unchecked")
+"""A waiver report's statuses: ``expiring``, ``expired`` and ``stale`` ask for someone to act;
+``unchecked`` says the audit did not run the waiver's check."""
+ATTENTION = ("expiring", "expired", "stale")
+"""The statuses of waivers someone has to renew, fix or remove."""
 _KEYS = {"check", "resources", "reason", "owner", "expires", *SELECTORS}
 WAIVERS = "audit_waivers"
 _SCHEMA = pa.schema(
@@ -268,6 +275,7 @@ select
     matched,
     case
         when expired then 'expired'
+        when check_id not in (select check_id from audit_checks) then 'unchecked'
         when matched = 0 then 'stale'
         when days_left <= $expiring_days then 'expiring'
         else 'active'
@@ -284,12 +292,27 @@ def apply_waivers(
     ``days_left`` (negative once expired), how many findings it ``matched`` and its
     ``status`` (:data:`WAIVER_STATUSES`).
 
-    Reads ``audit_findings`` (see :mod:`toolkit.audit.lifecycle`).
+    Reads ``audit_findings`` and ``audit_checks`` (see :mod:`toolkit.audit.lifecycle`).
     """
     con.register(WAIVERS, waiver_table(list(waivers), today))
     con.execute(_MATCHES)
     report = query_frame(con, _REPORT, {"expiring_days": EXPIRING_DAYS})
     return query_frame(con, _WAIVED), report
+
+
+def require_known_checks(
+    waivers: Sequence[Waiver], known: Collection[str], where: str = "waivers"
+) -> None:
+    """Refuse a waiver whose check id no check has (``known``: every id that could run,
+    skipped ones too): a misspelt id would never match, and the finding it meant to waive
+    would fail the gate with the waiver looking right."""
+    for n, waiver in enumerate(waivers, start=1):
+        if waiver.check in known:
+            continue
+        close = [waiver.check.upper()] if waiver.check.upper() in known else []
+        close = close or difflib.get_close_matches(waiver.check, sorted(known), n=1)
+        hint = f"did you mean {close[0]}?" if close else "`platform-audit checks` lists them"
+        raise WaiverError(f"{where}: waiver #{n} ({waiver.check}): no check has this id; {hint}")
 
 
 def waivers_from(source: Path | Sequence[Waiver] | None, default: Path | None) -> list[Waiver]:

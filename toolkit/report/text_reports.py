@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.audit import SEVERITIES, escape_markdown
 from toolkit.audit.formats import frame_records, to_csv, to_json
+from toolkit.audit.waivers import ATTENTION
 from toolkit.report.report_view import (
     area_counts,
     changed_findings,
@@ -76,7 +77,7 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
     lines += _team_table(open_frame)
     lines += _check_table(data)
     lines += _top_findings(open_frame, top)
-    attention = [w for w in frame_records(result.waiver_report) if w["status"] != "active"]
+    attention = [w for w in frame_records(result.waiver_report) if w["status"] in ATTENTION]
     if attention:
         lines += ["## Waivers to look at", "", "| # | status | check | matches | owner | expires |"]
         lines.append("|---:|---|---|---|---|---|")
