@@ -26,6 +26,8 @@ Every message says what to do next, so the command line can print it as it is.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "AuditError",
     "CheckDefinitionError",
@@ -42,6 +44,7 @@ __all__ = [
     "UnsafeIdError",
     "WaiverError",
     "WriterStateError",
+    "storage_message",
 ]
 
 
@@ -136,3 +139,14 @@ class WriterStateError(StoreError):
 
 class UnsafeIdError(StoreError):
     """A snapshot id that is not a well-formed UUIDv7 string; it is never used in a query."""
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def storage_message(exc: BaseException) -> str:
+    """A storage library's error on one line, for a message: without terminal colours (the
+    S3 client colours the arrows of its "caused by" chain, and DuckDB passes them on),
+    without the line breaks of an S3 error's XML body, and at most 400 characters."""
+    text = " ".join(_ANSI.sub("", str(exc) or type(exc).__name__).split())
+    return text if len(text) <= 400 else text[:399] + "…"

@@ -109,3 +109,29 @@ def test_s3_store_end_to_end(s3: tuple[str, Any], write_snapshot: WriteSnapshot)
     assert fetch(store, "select count(*) as n from services_latest where name = 'api-1'") == [
         {"n": 1}
     ]
+
+
+def test_a_data_file_gone_from_an_s3_store_is_a_store_error(
+    s3: tuple[str, Any], write_snapshot: WriteSnapshot
+) -> None:
+    """On S3 the views read Arrow datasets, and DuckDB reports their read failure only by
+    its message: this pins the text `store_read_failure` relies on, so an upgrade that
+    changes it fails here rather than turning a missing file into a check's error."""
+    from toolkit.audit import run_audit
+    from toolkit.errors import StoreUnavailable
+
+    endpoint, client = s3
+    store = _open(endpoint, "gone/store")
+    for i in range(2):
+        write_snapshot(store, at=T0 + timedelta(minutes=i), version=i)
+    opened = store.duckdb()  # its datasets list every file
+    listed = client.list_objects_v2(Bucket=BUCKET, Prefix="gone/store/services/")["Contents"]
+    gone = sorted(o["Key"] for o in listed if o["Key"].endswith(".parquet"))[0]
+    client.delete_object(Bucket=BUCKET, Key=gone)
+    with pytest.raises(StoreUnavailable) as caught:
+        run_audit(opened)
+    message = str(caught.value)
+    # one line naming the file, without the S3 client's terminal colours or XML lines
+    assert "\n" not in message and "\x1b[" not in message, message
+    assert message.startswith("the audit could not read the store (")
+    assert gone.rsplit("/", 1)[1] in message and "store verify` checks every snapshot" in message

@@ -22,7 +22,6 @@ concurrent writer would fork the hash chain, which ``verify`` reports.
 from __future__ import annotations
 
 import os
-import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,7 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
-from toolkit.errors import StoreNotFound, StoreUnavailable
+from toolkit.errors import StoreNotFound, StoreUnavailable, storage_message
 from toolkit.snapshot.schema_tables import TABLES
 from toolkit.snapshot.snapshot_ids import new_snapshot_id
 from toolkit.snapshot.snapshot_info import SnapshotInfo
@@ -190,7 +189,7 @@ class Store:
             return None
         except (OSError, DeltaError) as exc:  # no route, no credentials, no permission
             raise StoreUnavailable(
-                f"cannot open {self.table_uri(name)}: {_storage_message(exc)}; check the store "
+                f"cannot open {self.table_uri(name)}: {storage_message(exc)}; check the store "
                 "URL and its credentials (for S3: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
                 "AWS_REGION, AWS_ENDPOINT_URL) or the folder's permissions"
             ) from exc
@@ -308,13 +307,3 @@ def _files_holding(delta: DeltaTable, root: str, snapshot_ids: Collection[str]) 
         if lo is None or hi is None or any(lo <= sid <= hi for sid in wanted):
             chosen.append(f"{root}/{unquote(path)}")
     return tuple(chosen)
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def _storage_message(exc: BaseException) -> str:
-    """The storage library's error chain on one line, without terminal colours (it colours
-    the arrows of its "caused by" chain), and short enough for one message."""
-    text = " ".join(_ANSI.sub("", str(exc) or type(exc).__name__).split())
-    return text if len(text) <= 400 else text[:399] + "…"

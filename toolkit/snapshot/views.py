@@ -36,7 +36,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from toolkit.errors import StoreUnavailable
+from toolkit.errors import StoreUnavailable, storage_message
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
 from toolkit.snapshot.snapshot_ids import id_list_literal
 
@@ -230,8 +230,8 @@ def store_unreadable(reader: str, exc: BaseException) -> StoreUnavailable:
     """The error for a read failure ``reader`` (the views, a check id or a view name) met:
     a data file the Delta log lists is missing or unreadable, not a mistake in the SQL."""
     return StoreUnavailable(
-        f"{reader} could not read the store ({exc}); `platform-audit store verify` checks "
-        "every snapshot"
+        f"{reader} could not read the store ({storage_message(exc)}); `platform-audit store "
+        "verify` checks every snapshot"
     )
 
 
