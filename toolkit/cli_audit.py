@@ -13,7 +13,7 @@ the history. ``register(app)`` adds the commands::
     platform-audit audit --check security --check "WEB*" --skip SEC003
     platform-audit checks --format json
     platform-audit diff --from 0193e1 --to 0193f2
-    platform-audit finding REP001 redis --format json
+    platform-audit finding DEP003 gateway --format json
 """
 
 from __future__ import annotations

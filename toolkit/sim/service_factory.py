@@ -48,6 +48,9 @@ def make_service(
     )
     if kind == "database":
         _as_database(world, rng, service)
+        # named after what it runs (a mongodb called mysql reads as a bug in a report); the
+        # name drawn above is replaced, not skipped, so every later draw stays the same
+        service.name = _free_name(world, env, service.database_type)
     elif kind == "gitprovider":
         service.git_owner = "acme"
         service.git_repository = f"acme/{service.name}"
@@ -66,7 +69,11 @@ def make_service(
 
 def _unique_name(world: World, rng: random.Random, env: Environment, kind: str) -> str:
     base = rng.choice(("postgres", "mysql", "redis")) if kind == "database" else None
-    base = base or rng.choice(APP_NAMES)
+    return _free_name(world, env, base or rng.choice(APP_NAMES))
+
+
+def _free_name(world: World, env: Environment, base: str) -> str:
+    """``base``, or ``base-2``, ``base-3``... when a service of ``env`` has it already."""
     taken = {world.services[s].name for s in world.services_of.get(env.id, {})}
     name, suffix = base, 2
     while name in taken:
