@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import resource
 import time
 from typing import TYPE_CHECKING, Any
@@ -100,6 +101,21 @@ def test_every_size_and_seed_plants_the_same_names(seed: int) -> None:
     assert set(small.planted) == set(large.planted)
     assert len(set(small.planted.values())) > 20
     assert len(large.world.services) == 120
+
+
+def test_a_database_is_named_after_what_it_runs() -> None:
+    # else a report reads "Database mysql (mongodb) has no backups", which looks like a bug
+    sim = Simulator(seed=3, services=300)
+    sim.advance(hours=72)  # services created later too
+    databases = [s for s in sim.world.services.values() if s.kind == "database"]
+    assert len({s.database_type for s in databases}) == 4
+    planted = set(sim.planted.values())
+    misnamed = [
+        (s.name, s.database_type)
+        for s in databases
+        if s.id not in planted and re.sub(r"-\d+$", "", s.name) != s.database_type
+    ]
+    assert not misnamed
 
 
 def _fingerprint(sim: Simulator) -> list[Any]:
