@@ -14,6 +14,7 @@ import io
 import json
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import jsonschema
 import pytest
@@ -142,6 +143,26 @@ def test_sarif_is_valid_and_carries_the_lifecycle(result: AuditResult) -> None:
     assert "alice@example.com" in waived[0]["suppressions"][0]["justification"]
     levels = {r["ruleId"]: r["level"] for r in results}
     assert levels == {"TST001": "error", "TST002": "warning", "TST003": "note"}
+
+
+def test_sarif_locations_are_paths_github_code_scanning_accepts(result: AuditResult) -> None:
+    # GitHub refuses a result with no physical location, or a URI with a scheme or absolute
+    results = to_sarif(result)["runs"][0]["results"]
+    uris = {}
+    for item in results:
+        physical = item["locations"][0]["physicalLocation"]
+        uri = physical["artifactLocation"]["uri"]
+        parsed = urlsplit(uri)
+        assert not parsed.scheme and not parsed.netloc and not uri.startswith("/"), uri
+        assert physical["region"]["startLine"] >= 1
+        resource = item["properties"]["resource_id"]
+        assert unquote(uri) == f"platform/service/{resource}"  # the id: names change
+        uris[(item["ruleId"], resource)] = uri
+    assert len(set(uris.values())) == len({resource for _, resource in uris})
+    # a hostile id stays one path segment
+    odd = replace(result, findings=result.findings.assign(resource_id="a/b c?#d"))
+    uri = to_sarif(odd)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert uri["artifactLocation"]["uri"] == "platform/service/a%2Fb%20c%3F%23d"
 
 
 def test_the_subset_schema_rejects_broken_sarif(result: AuditResult) -> None:

@@ -2,10 +2,13 @@
 
 One rule per check (title, risk, remediation, severity), one result per finding in alarm
 (new, regressed or open). A platform resource has no file, so a result's location is a
-logical location: ``team/project/environment/resource``. ``baselineState`` carries the
-lifecycle (new and regressed are ``new``, open is ``unchanged``), and a waived finding
-carries an accepted external suppression with its owner and reason, so it is shown as
-suppressed rather than dropped. Example::
+logical location, ``team/project/environment/resource``, and a stable repository-relative
+path made of its type and id (``platform/service/<id>``, line 1): GitHub code scanning
+refuses a result without a physical location ("expected a physical location") and any
+URI with a scheme, and tracks an alert across uploads by that path. ``baselineState``
+carries the lifecycle (new and regressed are ``new``, open is ``unchanged``), and a waived
+finding carries an accepted external suppression with its owner and reason, so it is shown
+as suppressed rather than dropped. Example::
 
     json.dump(to_sarif(result), open("audit.sarif", "w"))
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from toolkit import __version__
 from toolkit.audit.findings import ALARMING
@@ -86,13 +90,17 @@ def _result(row: dict[str, Any], index: dict[str, int]) -> dict[str, Any]:
         "message": {"text": _text(row.get("reason")) or row["title"]},
         "locations": [
             {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _artifact_uri(row)},
+                    "region": {"startLine": 1},
+                },
                 "logicalLocations": [
                     {
                         "name": name,
                         "fullyQualifiedName": qualified,
                         "kind": _text(row.get("resource_type")) or "resource",
                     }
-                ]
+                ],
             }
         ],
         "partialFingerprints": {"platformAudit/v1": hashlib.sha256(identity).hexdigest()},
@@ -116,6 +124,13 @@ def _result(row: dict[str, Any], index: dict[str, int]) -> dict[str, Any]:
             }
         ]
     return out
+
+
+def _artifact_uri(row: dict[str, Any]) -> str:
+    """``platform/<type>/<id>``, each part percent-encoded: the same for a resource in every
+    run (its name may change; its id does not), and never absolute or with a scheme."""
+    kind = _text(row.get("resource_type")) or "resource"
+    return f"platform/{quote(kind, safe='')}/{quote(str(row['resource_id']), safe='')}"
 
 
 def _text(value: Any) -> str:
