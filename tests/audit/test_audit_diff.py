@@ -107,3 +107,21 @@ def test_diff_needs_two_snapshots(sim_store: tuple[Store, Simulator]) -> None:
     runner = CliRunner()
     outcome = runner.invoke(app, ["diff", "--store", store.url, "--to", first])
     assert outcome.exit_code == ExitCode.CONFIG
+
+
+def test_snapshots_in_the_wrong_order_are_named_by_the_options_given(
+    sim_store: tuple[Store, Simulator],
+) -> None:
+    store, _ = sim_store
+    old, new = store.snapshots()[0].snapshot_id, store.snapshots()[-1].snapshot_id
+    runner = CliRunner()
+    for args, said in (
+        (["diff", "--from", new, "--to", old], f"--from {new} is not older than --to {old}"),
+        (["audit", "--snapshot", old, "--compare-to", new],
+         f"--compare-to {new} is not older than --snapshot {old}"),
+        (["audit", "--compare-to", new],
+         f"--compare-to {new} is not older than the newest complete snapshot {new}"),
+    ):  # fmt: skip
+        outcome = runner.invoke(app, [*args, "--store", store.url])
+        assert outcome.exit_code == ExitCode.CONFIG
+        assert said in " ".join(outcome.stderr.split()), outcome.stderr

@@ -59,7 +59,7 @@ def diff_snapshots(
     """Compare two snapshots (ids or unique prefixes; default: the two newest complete)."""
     con = source.duckdb() if isinstance(source, Store) else source
     committed = committed_snapshots(con)
-    newer, older = select_snapshots(committed, after, before)
+    newer, older = select_snapshots(committed, after, before, options=("--to", "--from"))
     if older is None:
         raise AuditError(
             f"snapshot {newer.snapshot_id} has no complete snapshot before it to compare "

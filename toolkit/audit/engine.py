@@ -406,9 +406,13 @@ def committed_snapshots(con: duckdb.DuckDBPyConnection) -> list[SnapshotRef]:
 
 
 def select_snapshots(
-    committed: Sequence[SnapshotRef], snapshot: str | None, compare_to: str | None
+    committed: Sequence[SnapshotRef],
+    snapshot: str | None,
+    compare_to: str | None,
+    options: tuple[str, str] = ("--snapshot", "--compare-to"),
 ) -> tuple[SnapshotRef, SnapshotRef | None]:
-    """The judged snapshot and the one it is compared with (ids or unique id prefixes)."""
+    """The judged snapshot and the one it is compared with (ids or unique id prefixes).
+    ``options`` names the two in messages as the command line that gave them does."""
     if snapshot is None:
         complete = [s for s in committed if s.status == "complete"]
         if not complete:
@@ -421,9 +425,14 @@ def select_snapshots(
     if compare_to is not None:
         compare = _find(committed, compare_to)
         if compare.seq >= target.seq:
+            judged = (
+                f"the newest complete snapshot {target.snapshot_id}"
+                if snapshot is None
+                else f"{options[0]} {target.snapshot_id}"
+            )
             raise AuditError(
-                f"--compare-to {compare.snapshot_id} is not older than the judged snapshot "
-                f"{target.snapshot_id}; compare with an earlier one (`platform-audit store ls`)"
+                f"{options[1]} {compare.snapshot_id} is not older than {judged}; pass an "
+                f"earlier {options[1]} (`platform-audit store ls` lists them in order)"
             )
         return target, compare
     earlier = [s for s in committed if s.seq < target.seq and s.status == "complete"]
