@@ -87,3 +87,27 @@ def test_a_latest_only_audit_of_the_store_judges_like_one_of_a_connection(
     expected = run_audit(store.duckdb(), latest_only=True, compare_to=compare)
     assert _everything(got) == _everything(expected)
     assert got.details.num_rows > 0 and len(got.findings) > 0
+
+
+@pytest.mark.parametrize("compare_to", [None, 1], ids=["previous", "second"])
+def test_latest_only_gives_the_states_of_the_whole_history(
+    store: Store, compare_to: int | None
+) -> None:
+    # Checks that say `snapshot` or `previous` judge the compared snapshot from the one
+    # before it too: REP003 needs its lag there, or each of its open findings looks new and
+    # each resolved one is missed. Only "regressed" needs what came before the window.
+    shipped = Catalogue.load()
+    short = Catalogue(tuple(s for s in shipped.specs if s.history != "all"), shipped.overrides)
+    ids = [s.snapshot_id for s in store.snapshots()]
+    compare = None if compare_to is None else ids[compare_to]
+
+    def states(result: AuditResult) -> dict[tuple[str, str], str]:
+        f = result.findings
+        rows = zip(f.check_id, f.resource_id, f.state, strict=True)
+        return {(c, r): "new" if s == "regressed" else s for c, r, s in rows}
+
+    full = states(run_audit(store, checks=short, compare_to=compare))
+    fast = states(run_audit(store, checks=short, latest_only=True, compare_to=compare))
+    assert fast == full
+    lagged = {state for (check, _), state in full.items() if check == "REP003"}
+    assert "open" in lagged, lagged  # a state a missing lag got wrong

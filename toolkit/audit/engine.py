@@ -117,7 +117,8 @@ def run_audit(
     ``checks`` defaults to the built-in ones plus the folders ``settings`` name, with the
     thresholds it sets. ``waivers`` (a file or parsed waivers) defaults to the configured
     file. ``latest_only`` reads only the judged and compared snapshots and the one before
-    the judged one, so ``first_seen``, ``regressed`` and resolve times see only those.
+    each, so ``first_seen``, ``regressed`` and resolve times see only those, and a check that
+    says ``-- history: all`` judges from those snapshots alone (see docs/checks.md).
     Derived views that several checks read are computed once for the run (see
     :mod:`toolkit.audit.scope`); ``result.timings`` says where the time went.
     ``today`` decides which waivers have expired (default: today, UTC).
@@ -451,30 +452,28 @@ def _find(committed: Sequence[SnapshotRef], wanted: str) -> SnapshotRef:
 def _window(
     committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
 ) -> list[SnapshotRef]:
-    """The judged snapshot, the one before it (for checks using lag) and the compared one."""
-    before = [s for s in committed if s.seq < target.seq]
-    chosen = {target.snapshot_id: target}
-    if before:
-        chosen[before[-1].snapshot_id] = before[-1]
-    if compare is not None:
-        chosen[compare.snapshot_id] = compare
+    """The judged and compared snapshots and the one before each: what a ``history:
+    snapshot`` or ``previous`` check (one using ``lag()``) needs to judge both as a run over
+    the whole history does. Without the one before the compared snapshot, a lag check could
+    not be in alarm there, and each of its open findings would look new."""
+    chosen: dict[str, SnapshotRef] = {}
+    for ref in (target, compare):
+        if ref is None:
+            continue
+        chosen[ref.snapshot_id] = ref
+        before = [s for s in committed if s.seq < ref.seq]
+        if before:
+            chosen[before[-1].snapshot_id] = before[-1]
     return sorted(chosen.values(), key=lambda s: s.seq)
 
 
 def _split_window(
     committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
 ) -> list[str] | None:
-    """The snapshots the full rows of a ``history: previous`` check need: the judged and
-    compared ones and the snapshot before each; None when that is every snapshot."""
-    chosen = {target.snapshot_id}
-    for ref in (target, compare):
-        if ref is None:
-            continue
-        chosen.add(ref.snapshot_id)
-        before = [s for s in committed if s.seq < ref.seq]
-        if before:
-            chosen.add(before[-1].snapshot_id)
-    return sorted(chosen) if len(chosen) < len(committed) else None
+    """The snapshots the full rows of a ``history: previous`` check need (:func:`_window`);
+    None when that is every snapshot."""
+    window = _window(committed, target, compare)
+    return [s.snapshot_id for s in window] if len(window) < len(committed) else None
 
 
 @contextmanager

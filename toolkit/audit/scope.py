@@ -4,8 +4,9 @@ Checks are never rewritten. A schema (``audit_scope``) shadows the table views i
 copies through DuckDB's search path, and the derived views are created again inside it so
 they read the shadows too:
 
-* the latest-only fast path limits each shadow to a few snapshot ids (the judged one and
-  the one before it, which checks comparing with ``lag()`` need). Ids that match the strict
+* the latest-only fast path limits each shadow to a few snapshot ids (the judged and
+  compared ones and the one before each, which checks comparing with ``lag()`` need). Ids
+  that match the strict
   snapshot-id pattern are written as literals, because DuckDB pushes a constant ``IN`` list
   into the scans (Parquet row-group statistics, Arrow dataset fragments) and reads only
   those snapshots' files; anything else goes through a table of ids;
