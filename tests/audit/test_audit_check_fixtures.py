@@ -39,5 +39,12 @@ def test_check_fixture(path: Path) -> None:
     else:
         assert not expected, "a pass fixture expects no alarm"
         assert result.num_rows, "a pass fixture must make the check examine something"
+    if "expect_reason_contains" in fixture:
+        last = max(result.column("snapshot_id").to_pylist())
+        reasons = [
+            r["reason"] for r in result.to_pylist()
+            if r["snapshot_id"] == last and r["status"] == "alarm"
+        ]  # fmt: skip
+        assert reasons and all(fixture["expect_reason_contains"] in r for r in reasons), reasons
     statuses = set(result.column("status").to_pylist())
     assert statuses <= {"alarm", "ok"}

@@ -19,19 +19,24 @@ with oom as (
             >= s.snapshot_at - $window_days * interval 1 day
     group by e.snapshot_id, e.service_id
 ),
-limits as (  -- the limit at each OOM kill: only the few killed services take the as-of join
-    select o.*, b.memory_limits_megabytes as limit_then
+killed as (  -- only the killed services' history can matter: the joins sort that, not all
+    select id, snapshot_at, memory_limits_megabytes from services
+    semi join (select service_id as id from oom) as k using (id)
+),
+limits as (  -- the limit at each OOM kill; for a kill before every snapshot read (before
+             -- the store began, or the window of a latest-only audit), the first one seen
+    select o.*, b.memory_limits_megabytes as limit_then, f.first_limit
     from oom as o
-    -- only the killed services' history can match: the as-of join sorts that, not all of it
-    asof left join (select id, snapshot_at, memory_limits_megabytes from services
-                    semi join (select service_id as id from oom) as k using (id)) as b
-        on b.id = o.service_id and o.oom_at >= b.snapshot_at
+    asof left join killed as b on b.id = o.service_id and o.oom_at >= b.snapshot_at
+    left join (select id, arg_min(memory_limits_megabytes, snapshot_at) as first_limit
+               from killed group by id) as f on f.id = o.service_id
 ),
 judged as (
     select
         v.*, o.oom_at, o.kills, o.kills || if(o.kills = 1, ' time', ' times') as times,
         strftime(o.oom_at, '%Y-%m-%d %H:%M UTC') as last_at,
-        coalesce(o.limit_then, v.memory_limits_megabytes) as limit_at_oom,
+        coalesce(o.limit_then, o.first_limit, v.memory_limits_megabytes) as limit_at_oom,
+        if(o.limit_then is null, 'in the first snapshot read after the kill', 'then') as known,
         coalesce(o.kills > 0 and v.memory_limits_megabytes > 0
             and v.memory_limits_megabytes <= limit_at_oom, false) as not_raised
     from services as v
@@ -48,8 +53,8 @@ select
             'Service {} was OOM-killed {} but has no memory limit to raise (see RES002).',
             coalesce(name, id), times)
         when not_raised then format('Service {} was OOM-killed {} (last at {}) and its memory '
-            || 'limit of {} MB is no higher than the {} MB it had then.',
-            coalesce(name, id), times, last_at, memory_limits_megabytes, limit_at_oom)
+            || 'limit of {} MB is no higher than the {} MB it had {}.',
+            coalesce(name, id), times, last_at, memory_limits_megabytes, limit_at_oom, known)
         else format('Service {} was OOM-killed {} (last at {}); its memory limit has risen '
             || 'from {} MB to {} MB.',
             coalesce(name, id), times, last_at, limit_at_oom, memory_limits_megabytes)
