@@ -3,9 +3,9 @@ command line.
 
 ``audit`` exits 1 when an unwaived finding at or above ``--fail-on`` is in alarm (new,
 regressed or open; with ``--fail-on-new`` only new or regressed), so a CI pipeline can gate
-on it; 2 on bad configuration, a bad check or
-waivers file, or a snapshot that is not there. ``finding`` tells one finding's story over
-the history. ``register(app)`` adds the commands::
+on it; 2 on bad configuration, a bad check or waivers file, or a snapshot that is not
+there. ``finding`` tells one finding's story over the history. ``register(app)`` adds the
+commands::
 
     platform-audit audit --format sarif --out audit.sarif --fail-on high
     platform-audit audit --fail-on medium --fail-on-new     # only what got worse fails
@@ -200,7 +200,7 @@ def _waiver_message(row: Any) -> str:
     entry = f"waiver #{row.entry} ({row.check_id}, {row.owner})"
     days = int(row.days_left)
     if row.status == "expired":
-        return f"{entry} expired on {row.expires}: its findings count again; renew or remove it"
+        return f"{entry} ended {row.expires}: its findings count again; renew or remove it"
     if row.status == "stale":
         return f"{entry} is stale: it matches no finding in alarm; remove it"
     when = "today" if days == 0 else f"in {days} day(s)"

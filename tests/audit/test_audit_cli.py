@@ -124,7 +124,7 @@ def test_waivers_that_need_someone_are_named_with_what_to_do(store_dir: Path) ->
     assert code == ExitCode.OK
     ends = rf"waiver #1 \(TST001, ops\) ends in [23] day\(s\), on {soon}: renew it or fix"
     assert re.search(ends, said)  # 2 if the clock passed midnight UTC since `soon`
-    assert "waiver #2 (TST001, ops) expired on 2026-01-01: its findings count again" in said
+    assert "waiver #2 (TST001, ops) ended 2026-01-01: its findings count again" in said
     assert "waiver #3 (TST001, ops) is stale: it matches no finding in alarm; remove it" in said
 
 
