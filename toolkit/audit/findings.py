@@ -24,11 +24,20 @@ if TYPE_CHECKING:
 
     from toolkit.audit.check_file import CheckSpec
 
-__all__ = ["ALARMING", "FINDING_COLUMNS", "AuditResult", "SnapshotRef", "at_or_above"]
+__all__ = [
+    "ALARMING",
+    "FINDING_COLUMNS",
+    "WORSENED",
+    "AuditResult",
+    "SnapshotRef",
+    "at_or_above",
+]
 
 _PLAIN = pa.schema([(n, pa.string()) for n in ("check_id", "snapshot_id", "resource_id", "status")])
 ALARMING = ("new", "regressed", "open")
 """States of a finding that is in alarm in the judged snapshot."""
+WORSENED = ("new", "regressed")
+"""States of a finding in alarm now and not at the compared snapshot."""
 
 FINDING_COLUMNS = (
     "check_id",
@@ -143,7 +152,7 @@ class AuditResult:
         ``new_only``, only those new or regressed since the compared snapshot (a ratchet:
         findings already open then do not fail a gate)."""
         frame = self.findings
-        states = ("new", "regressed") if new_only else ALARMING
+        states = WORSENED if new_only else ALARMING
         mask = frame.state.isin(states) & ~frame.waived
         return frame[mask & frame.severity.isin(at_or_above(fail_on))]
 

@@ -6,10 +6,10 @@ they read the shadows too:
 
 * the latest-only fast path limits each shadow to a few snapshot ids (the judged and
   compared ones and the one before each, which checks comparing with ``lag()`` need). Ids
-  that match the strict
-  snapshot-id pattern are written as literals, because DuckDB pushes a constant ``IN`` list
-  into the scans (Parquet row-group statistics, Arrow dataset fragments) and reads only
-  those snapshots' files; anything else goes through a table of ids;
+  that match the strict snapshot-id pattern are written as literals, because DuckDB pushes
+  a constant ``IN`` list into the scans (Parquet row-group statistics, Arrow dataset
+  fragments) and reads only those snapshots' files; anything else goes through a table of
+  ids;
 * derived views whose file says ``-- materialize: shared`` (``credential_reach``, an
   expansion that costs far more than its rows) are computed once into a table of the
   scope when two or more checks read them, instead of once per check. Cheap views are

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.audit import AREAS, SEVERITIES
 from toolkit.audit.formats import duration_text, evidence_text, frame_records, minute_text
+from toolkit.audit.waivers import ATTENTION
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -56,7 +57,7 @@ def summary_counts(data: ReportData) -> dict[str, int]:
         "waived": int(open_frame.waived.sum()),
         **{
             status: int((waivers.status == status).sum()) if not waivers.empty else 0
-            for status in ("expiring", "expired", "stale")
+            for status in ATTENTION
         },
     }
 

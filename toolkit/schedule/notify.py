@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from toolkit.audit.check_file import SEVERITIES
+from toolkit.audit.findings import WORSENED
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
@@ -32,7 +33,6 @@ __all__ = ["NotifyError", "build_payload", "new_findings", "post_payload"]
 
 logger = logging.getLogger(__name__)
 
-_NEW_STATES = ("new", "regressed")
 _MAX_LINES = 20
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
@@ -44,7 +44,7 @@ class NotifyError(Exception):
 def new_findings(findings: pd.DataFrame, min_severity: str) -> pd.DataFrame:
     """Unwaived findings that are new or regressed, at or above ``min_severity``."""
     wanted = SEVERITIES[: SEVERITIES.index(min_severity) + 1]
-    mask = findings.state.isin(_NEW_STATES) & ~findings.waived.astype(bool)
+    mask = findings.state.isin(WORSENED) & ~findings.waived.astype(bool)
     chosen = findings[mask & findings.severity.isin(wanted)]
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return chosen.sort_values(
