@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from datetime import timedelta
+from pathlib import Path
 
 from store_harness import T0, WriteSnapshot, fetch, sample_rows
 
@@ -59,3 +64,37 @@ def test_views_take_parameters_and_keep_unknown_fields(
     assert caps == [{"id": "svc-1"}]
     counts = fetch(store, "select row_counts['services'] as n from snapshots")
     assert counts == [{"n": 3}]
+
+
+_IN_ANOTHER_ZONE = """
+import json
+from pathlib import Path
+from toolkit.audit import Catalogue
+from toolkit.audit.check_run import run_check
+from toolkit.audit.testing import fixture_connection
+fixture = json.loads(Path("tests/audit/fixtures/REP002/fail_oom_in_window.json").read_text())
+con = fixture_connection(fixture)
+spec = next(s for s in Catalogue.load().specs if s.id == "REP002")
+rows = run_check(con.cursor(), spec).to_pylist()  # a cursor: what the engine's workers use
+print(json.dumps({
+    "zone": con.cursor().sql("select current_setting('TimeZone')").fetchall()[0][0],
+    "text": con.sql("select strftime(timestamptz '2026-01-18 00:00+00', '%H:%M')").fetchall()[0][0],
+    "reasons": [r["reason"] for r in rows if r["resource_id"] == "s1"],
+}))
+"""
+
+
+def test_times_read_as_utc_whatever_the_machines_zone() -> None:
+    # DuckDB takes its zone from the machine: under New York's, a kill at 00:00 UTC was
+    # reported "at 19:00 UTC" the day before, and day counts moved with the zone.
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "TZ": "America/New_York"}
+    done = subprocess.run(
+        [sys.executable, "-c", _IN_ANOTHER_ZONE],
+        cwd=root, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    seen = json.loads(done.stdout)
+    assert seen["zone"] == "UTC"
+    assert seen["text"] == "00:00"
+    assert len(seen["reasons"]) == 1
+    assert "2026-01-18 00:00 UTC" in seen["reasons"][0]

@@ -94,6 +94,10 @@ def connect_arrow(
     con = duckdb.connect()
     # Delta never rewrites a file in place, so a file's footer can be kept between queries.
     con.execute("SET GLOBAL parquet_metadata_cache = true")  # cursors (worker threads) too
+    # Times are stored in UTC and shown as UTC: without this, DuckDB formats, casts and
+    # counts calendar days in the machine's zone (a check's "00:00 UTC" read "19:00 UTC"
+    # under TZ=America/New_York, and offset-less text parsed as local time).
+    con.execute("SET GLOBAL TimeZone = 'UTC'")
     # Names below come from the declared registry, never from user input.
     readers = [(name, _register(con, name, sources.get(name))) for name in SNAPSHOT_TABLES]
     con.execute("CREATE TABLE _table_readers (table_name VARCHAR, reader VARCHAR)")
