@@ -350,8 +350,9 @@ def _side_in_process(store: Store, check_id: str, side: str) -> dict[str, Any]:
 def _rows(frame: pd.DataFrame) -> list[tuple[str, ...]]:
     """Every row, every column, as text (null as None), in one order: the two sides agree
     only if they computed the same rows, reasons and evidence."""
-    text = frame.astype(object).where(frame.notna(), None).astype(str)
-    return sorted(text.itertuples(index=False, name=None))
+    values = frame.astype(object).where(frame.notna(), None)
+    # not astype(str): pandas 3 turns None into NaN there, so a column of nulls fails
+    return sorted(tuple(map(str, row)) for row in values.itertuples(index=False, name=None))
 
 
 def _read(store: Store, name: str, columns: list[str]) -> pd.DataFrame:
@@ -465,8 +466,10 @@ def _load_rep003(store: Store) -> dict[str, pd.DataFrame]:
     replicas = _read(store, "replicas", ["snapshot_id", "service_id", "team_id", "project_id",
                                          "environment_id", "restart_count"])  # fmt: skip
     services = _read(store, "services", ["snapshot_id", "id", "name"])
-    snapshots = store._snapshot_rows().to_pandas()[["snapshot_id", "snapshot_at", "seq"]]
-    return {"replicas": replicas, "services": services, "snapshots": snapshots}
+    snapshots = store._snapshot_rows().to_pandas()
+    committed = snapshots[snapshots["status"].isin(["complete", "partial"])]
+    return {"replicas": replicas, "services": services,
+            "snapshots": committed[["snapshot_id", "snapshot_at", "seq"]]}  # fmt: skip
 
 
 def _rep003(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
@@ -477,20 +480,24 @@ def _rep003(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
         environment_id=("environment_id", "first"), pods=("restart_count", "size"),
         restarts=("restart_count", "sum"),
     )  # fmt: skip
-    h = grouped.merge(frames["snapshots"], on="snapshot_id").sort_values(["service_id", "seq"])
+    seqs = frames["snapshots"].sort_values("seq")
+    seqs = seqs.assign(previous_seq=seqs["seq"].shift(), previous_at=seqs["snapshot_at"].shift())
+    h = grouped.merge(seqs, on="snapshot_id").sort_values(["service_id", "seq"])
     by_service = h.groupby("service_id", sort=False)
-    h["previous"] = by_service["restarts"].shift().astype("Int64")
-    h["previous_at"] = by_service["snapshot_at"].shift()
+    # the count at the previous snapshot: none when the service had no replicas there
+    counted = (by_service["seq"].shift() == h["previous_seq"]).fillna(False).astype(bool)
+    h["previous"] = by_service["restarts"].shift().where(counted).astype("Int64")
     names = frames["services"].rename(columns={"id": "service_id"})
     h = h.merge(names, on=["snapshot_id", "service_id"], how="left")
     increase = h["restarts"] - h["previous"]
     alarm = (increase >= min_increase).fillna(False).astype(bool)
     name = h["name"].fillna(h["service_id"])
-    more = (_text(increase, "") + " more than at the previous snapshot ("
-            + h["previous_at"].dt.strftime("%Y-%m-%d %H:%M UTC") + ")")  # fmt: skip
+    when = " at the previous snapshot (" + h["previous_at"].dt.strftime("%Y-%m-%d %H:%M UTC") + ")"
+    more = _text(increase, "") + " more than" + when
     detail = more.where((h["restarts"] >= h["previous"]).fillna(True).astype(bool),
                         "reset from " + _text(h["previous"], ""))  # fmt: skip
-    detail = detail.where(h["previous"].notna(), "its first count")
+    detail = detail.where(h["previous"].notna(), "none counted" + when)
+    detail = detail.where(h["previous_seq"].notna(), "its first count")
     reason = ("Service " + name + " has " + _text(h["restarts"], "") + " restarts (replicas: "
               + _text(h["pods"], "") + "), " + detail + ".")  # fmt: skip
     evidence = _json({

@@ -9,6 +9,7 @@ served simulator, then simulated days) and requires the same rows, text included
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,3 +91,34 @@ def test_a_changed_reason_is_caught(
     monkeypatch.setitem(bench.PANDAS, "RES002", (load, reworded))
     figures = bench.compare(store, "RES002", lambda _: None, isolated=False)
     assert figures["same_rows"] is False
+
+
+def test_pandas_rep003_counts_only_the_previous_snapshot(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A service without replicas at the previous snapshot has no count to compare with,
+    in pandas as in the check (the benchmark's own store never has such a gap)."""
+    from datetime import datetime
+
+    from toolkit.snapshot import TABLES
+    from toolkit.snapshot.validation import to_arrow
+
+    fixture = Path(__file__).with_name("fixtures") / "REP003"
+    snapshots = json.loads(
+        (fixture / "pass_no_replicas_at_the_previous_snapshot.json").read_text(encoding="utf-8")
+    )["snapshots"]
+    store = Store.open(tmp_path / "store")
+    for entry in snapshots:
+        at = datetime.fromisoformat(entry["at"].replace("Z", "+00:00"))
+        writer = store.begin(snapshot_at=at)
+        for name, rows in entry["tables"].items():
+            table = to_arrow(TABLES[name], rows, "fixture", at)
+            writer.write(name, table.drop_columns(["snapshot_id", "snapshot_at"]))
+        writer.commit(status="complete")
+    monkeypatch.setattr(bench, "COMPARE_RUNS", 1)
+    figures = bench.compare(store, "REP003", lambda _: None, isolated=False)
+    assert figures["same_rows"] is True
+    load, logic = bench.PANDAS["REP003"]
+    spec = next(s for s in Catalogue.load().specs if s.id == "REP003")
+    reasons = logic(load(store), spec)["reason"].tolist()
+    assert any("none counted at the previous snapshot (2026-01-04 00:00 UTC)" in r for r in reasons)

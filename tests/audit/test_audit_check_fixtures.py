@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
 from toolkit.audit.check_run import run_check
-from toolkit.audit.testing import alarmed_in_last_snapshot, fixture_connection
+from toolkit.audit.scope import scoped
+from toolkit.audit.testing import (
+    alarmed_in_last_snapshot,
+    fixture_connection,
+    fixture_snapshot_ids,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 FIXTURES = Path(__file__).with_name("fixtures")
 CHECKS = {spec.id: spec for spec in discover_checks([BUILTIN_CHECKS])}
@@ -48,3 +57,21 @@ def test_check_fixture(path: Path) -> None:
         assert reasons and all(fixture["expect_reason_contains"] in r for r in reasons), reasons
     statuses = set(result.column("status").to_pylist())
     assert statuses <= {"alarm", "ok"}
+    if spec.history != "all":
+        _require_history_line(fixture, spec.id, result)
+
+
+def _require_history_line(fixture: dict[str, Any], check_id: str, result: pa.Table) -> None:
+    """A check saying ``-- history: snapshot`` or ``previous`` judges the last snapshot from
+    it and the one before alone exactly as from the whole history (the engine's window, and
+    ``audit --latest-only``, rely on it; a full audit refuses a check that does not)."""
+    ids = fixture_snapshot_ids(len(fixture["snapshots"]))
+    con = fixture_connection(fixture)
+    with scoped(con, ids[-2:]):
+        windowed = run_check(con, CHECKS[check_id], fixture.get("params"))
+
+    def judged(table: pa.Table) -> list[tuple[str, str]]:
+        rows = table.select(["snapshot_id", "resource_id", "status"]).to_pylist()
+        return sorted((r["resource_id"], r["status"]) for r in rows if r["snapshot_id"] == ids[-1])
+
+    assert judged(windowed) == judged(result), "the check reads further back than its history line"

@@ -17,10 +17,16 @@ with restarts as (
     from replicas
     group by snapshot_id, service_id
 ),
-history as (
-    select r.*, lag(r.restarts) over w as previous, lag(n.snapshot_at) over w as previous_at
-    from restarts as r join snapshots as n using (snapshot_id)
-    window w as (partition by r.service_id order by n.seq)
+seqs as (  -- each committed snapshot and the one before it
+    select snapshot_id, seq, lag(seq) over (order by seq) as previous_seq,
+        lag(snapshot_at) over (order by seq) as previous_at
+    from snapshots where status in ('complete', 'partial')
+),
+history as (  -- the service's count at the previous snapshot: none if it had no replicas there
+    select r.*, s.previous_seq, s.previous_at,
+        if(lag(s.seq) over w = s.previous_seq, lag(r.restarts) over w, null) as previous
+    from restarts as r join seqs as s using (snapshot_id)
+    window w as (partition by r.service_id order by s.seq)
 ),
 times as (  -- each snapshot time formatted once, not once per row
     select distinct snapshot_at, strftime(snapshot_at, '%Y-%m-%d %H:%M UTC') as text,
@@ -35,7 +41,9 @@ select
     case when h.restarts - h.previous >= $min_increase then 'alarm' else 'ok' end as status,
     concat('Service ', coalesce(s.name, h.service_id), ' has ', h.restarts, ' restarts (replicas: ',
         h.pods, '), ', case
-            when h.previous is null then 'its first count'
+            when h.previous_seq is null then 'its first count'
+            when h.previous is null then concat('none counted at the previous snapshot (',
+                t.text, ')')
             when h.restarts < h.previous then concat('reset from ', h.previous)
             else concat(h.restarts - h.previous, ' more than at the previous snapshot (',
                 t.text, ')')
