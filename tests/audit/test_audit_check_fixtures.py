@@ -75,3 +75,21 @@ def _require_history_line(fixture: dict[str, Any], check_id: str, result: pa.Tab
         return sorted((r["resource_id"], r["status"]) for r in rows if r["snapshot_id"] == ids[-1])
 
     assert judged(windowed) == judged(result), "the check reads further back than its history line"
+
+
+_NAMED = ("teams", "projects", "environments", "services", "volumes")
+"""Tables whose ``name`` is a label, not an identity: the platform may leave it out."""
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_row_has_a_reason_without_names(path: Path) -> None:
+    """A row whose resource has no name still says why (``'Service ' || name`` was null)."""
+    fixture = json.loads(path.read_text(encoding="utf-8"))
+    for snapshot in fixture["snapshots"]:
+        for table, rows in (snapshot.get("tables") or {}).items():
+            if table in _NAMED:
+                for row in rows:
+                    row["name"] = None
+    result = run_check(fixture_connection(fixture), CHECKS[path.parent.name], fixture.get("params"))
+    missing = [r["resource_id"] for r in result.to_pylist() if not r["reason"]]
+    assert not missing, f"rows without a reason: {missing}"

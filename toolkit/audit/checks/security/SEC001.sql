@@ -9,7 +9,7 @@ select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
     team_id, project_id, environment_id, id as service_id,
     case when privileged then 'alarm' else 'ok' end as status,
-    'Service ' || name || case when privileged then ' runs as a privileged container.'
+    'Service ' || coalesce(name, id) || case when privileged then ' runs as a privileged container.'
         else ' does not run privileged.' end as reason,
     to_json(struct_pack(privileged, capabilities_add, capabilities_drop)) as evidence
 from services

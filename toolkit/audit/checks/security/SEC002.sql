@@ -20,9 +20,9 @@ select
     team_id, project_id, environment_id, id as service_id,
     case when len(flagged) > 0 then 'alarm' else 'ok' end as status,
     case when len(flagged) > 0
-        then 'Service ' || name || ' adds ' || len(flagged) || ' dangerous capability(ies): '
+        then 'Service ' || coalesce(name, id) || ' adds ' || len(flagged) || ' dangerous capability(ies): '
             || array_to_string(flagged, ', ') || '.'
-        else 'Service ' || name || ' adds ' || len(coalesce(capabilities_add, []))
+        else 'Service ' || coalesce(name, id) || ' adds ' || len(coalesce(capabilities_add, []))
             || ' capability(ies), none of them dangerous.'
     end as reason,
     to_json(struct_pack(capabilities_add, flagged, privileged)) as evidence

@@ -24,8 +24,8 @@ select
     s.team_id, s.project_id, s.environment_id, s.id as service_id,
     case when p.ports > 0 then 'alarm' else 'ok' end as status,
     case when p.ports > 0
-        then 'Service ' || s.name || ' exposes ' || p.ports || ' NodePort(s): ' || p.listing || '.'
-        else 'Service ' || s.name || ' exposes no NodePort.'
+        then 'Service ' || coalesce(s.name, s.id) || ' exposes ' || p.ports || ' NodePort(s): ' || p.listing || '.'
+        else 'Service ' || coalesce(s.name, s.id) || ' exposes no NodePort.'
     end as reason,
     to_json(struct_pack(nodeports := coalesce(p.nodeports, []))) as evidence
 from services s

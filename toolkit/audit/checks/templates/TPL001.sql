@@ -9,7 +9,7 @@ select
     s.snapshot_id, 'service' as resource_type, s.id as resource_id, s.name as resource_name,
     s.team_id, s.project_id, s.environment_id, s.id as service_id,
     case when s.template_version < t.version then 'alarm' else 'ok' end as status,
-    'Service ' || s.name || ' runs version ' || s.template_version || ' of template '
+    'Service ' || coalesce(s.name, s.id) || ' runs version ' || s.template_version || ' of template '
         || coalesce(t.name, s.template_name, s.template_id) || case when s.template_version < t.version
             then ', ' || (t.version - s.template_version) || ' behind the current ' || t.version || '.'
             else ', the current version (' || t.version || ').' end as reason,

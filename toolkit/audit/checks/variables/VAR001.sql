@@ -29,8 +29,8 @@ select
     team_id, project_id, environment_id, id as service_id,
     case when bool_and(present) then 'ok' else 'alarm' end as status,
     case when bool_and(present)
-        then 'Service ' || name || ' holds all ' || count(*) || ' of its protected variables.'
-        else 'Service ' || name || ' declares ' || count(*) || ' protected variable(s) but '
+        then 'Service ' || coalesce(name, id) || ' holds all ' || count(*) || ' of its protected variables.'
+        else 'Service ' || coalesce(name, id) || ' declares ' || count(*) || ' protected variable(s) but '
             || count(*) filter (where not present) || ' have no variable: '
             || string_agg(variable_name, ', ' order by variable_name) filter (where not present) || '.'
     end as reason,

@@ -25,7 +25,7 @@ candidates as (
 ),
 shared as (  -- matches are few: aggregate them, then join them to every secret (names sorted)
     select s.snapshot_id, s.variable_id, count(o.variable_id) as matches,
-        string_agg(distinct o.environment_name, ', ' order by o.environment_name) as environments,
+        string_agg(distinct coalesce(o.environment_name, o.environment_id), ', ') as environments,
         list(o.variable_id order by o.variable_id) filter (where o.variable_id is not null) as ids
     from candidates s
     join candidates o
@@ -39,10 +39,10 @@ select
     case when m.matches > 0 then 'alarm' else 'ok' end as status,
     case when m.matches > 0
         then 'Secret ' || s.name || ' in ' || case when s.is_production then 'production' else 'non-production' end
-            || ' environment ' || s.environment_name || ' has the same value as ' || m.matches
+            || ' environment ' || coalesce(s.environment_name, s.environment_id) || ' has the same value as ' || m.matches
             || ' variable(s) in ' || case when s.is_production then 'non-production' else 'production' end
             || ' environment(s): ' || m.environments || '.'
-        else 'Secret ' || s.name || ' in environment ' || s.environment_name
+        else 'Secret ' || s.name || ' in environment ' || coalesce(s.environment_name, s.environment_id)
             || ' shares its value with no environment of the other kind.'
     end as reason,
     to_json(struct_pack(is_production := s.is_production,
