@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from engine_world import ENGINE_CHECKS, history
+from engine_world import ENGINE_CHECKS, history, write_store
 
 from toolkit.audit import Catalogue, CheckDefinitionError, run_audit
 from toolkit.audit.testing import fixture_connection
@@ -130,3 +130,42 @@ def test_the_history_line_is_optional_and_defaults_to_the_whole_history(tmp_path
     specs = {s.id: s for s in Catalogue.load([tmp_path / "mine"], builtin=False).specs}
     assert specs["USR001"].history == "all"
     assert specs["USR002"].history == "snapshot"
+
+
+def test_a_check_reads_no_file_outside_the_store(tmp_path: Path) -> None:
+    """A check is SQL anyone can drop in a folder: it must not carry a file's text (here a
+    stand-in for /proc/self/environ, which holds the API key) into a finding."""
+    secret = tmp_path / "environ"
+    secret.write_text("PLATFORM_API_KEY=pk_live_not_for_reports", encoding="utf-8")
+    quoted = str(secret).replace("'", "''")
+    sql = GOOD_SQL.replace(
+        "'Service ' || name || ' checked.'",
+        f"(select content from read_text('{quoted}'))",  # noqa: S608 - the test's own file
+    )
+    path = write_check(tmp_path / "mine", "USR001", sql)
+    store = write_store(tmp_path / "store", history())
+    catalogue = Catalogue.load([tmp_path / "mine"], builtin=False)
+    with pytest.raises(CheckDefinitionError, match="outside the store") as caught:
+        run_audit(store, checks=catalogue)
+    assert str(path) in str(caught.value)
+    assert "pk_live" not in str(caught.value)
+    assert run_audit(store, checks=Catalogue.load()).findings.size  # the store itself reads
+
+
+@pytest.mark.parametrize("latest_only", [False, True])
+def test_a_check_writes_no_file_and_runs_one_query(tmp_path: Path, latest_only: bool) -> None:
+    """Only the query runs, also when the engine explains a failure: a second statement in
+    the file (or a COPY) never does."""
+    written = tmp_path / "written.csv"
+    sql = f"{GOOD_SQL};\ncopy (select 1 as x) to '{written}'"
+    path = write_check(tmp_path / "mine", "USR001", sql)
+    store = write_store(tmp_path / "store", history())
+    catalogue = Catalogue.load([tmp_path / "mine"], builtin=False)
+    with pytest.raises(CheckDefinitionError) as caught:
+        run_audit(store, checks=catalogue, latest_only=latest_only)
+    assert str(path) in str(caught.value)
+    assert not written.exists()
+    write_check(tmp_path / "mine", "USR001", f"copy (select 1 as x) to '{written}'")
+    with pytest.raises(CheckDefinitionError) as caught:
+        run_audit(store, checks=Catalogue.load([tmp_path / "mine"], builtin=False))
+    assert not written.exists()

@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import duckdb
+
 from toolkit.audit.check_file import OUTPUT_COLUMNS
 from toolkit.errors import CheckDefinitionError
 from toolkit.snapshot.views import store_read_failure, store_unreadable
@@ -19,12 +21,19 @@ from toolkit.snapshot.views import store_read_failure, store_unreadable
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    import duckdb
     import pyarrow as pa
 
     from toolkit.audit.check_file import CheckSpec
 
-__all__ = ["VIEWS", "ensure_views", "install_views", "run_check", "run_sql"]
+__all__ = [
+    "VIEWS",
+    "confine",
+    "ensure_views",
+    "install_views",
+    "outside_the_store",
+    "run_check",
+    "run_sql",
+]
 
 VIEWS = Path(__file__).with_name("views")
 """Derived views (e.g. ``credential_reach``) defined before any check runs, in name order."""
@@ -62,11 +71,36 @@ def _create_view(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         raise CheckDefinitionError(f"{path}: the view does not build: {exc}") from exc
 
 
+def confine(con: duckdb.DuckDBPyConnection, store_url: str) -> None:
+    """From now on ``con`` reads files only under the store's folder (an S3 store's rows
+    come through Arrow: none), and never writes one; this cannot be undone.
+
+    Checks are SQL anyone can add from a folder: unconfined, a check could read any file
+    the user can (``read_text('/proc/self/environ')`` holds the API key, and the reason
+    would carry it into a report) or write one with ``COPY``.
+    """
+    folders = [] if "://" in store_url else [str(Path(store_url).resolve()) + "/"]
+    # SET takes no parameters: the folder is quoted here (a path from the configuration)
+    listed = ", ".join("'" + folder.replace("'", "''") + "'" for folder in folders)
+    con.execute(f"SET allowed_directories = [{listed}]")
+    con.execute("SET enable_external_access = false")
+
+
+def outside_the_store(spec: CheckSpec, exc: duckdb.Error) -> CheckDefinitionError:
+    """The error for a check that tried to read or write a file (see :func:`confine`)."""
+    return CheckDefinitionError(
+        f"{spec.path}: the check reads or writes a file outside the store ({exc}); a "
+        "check reads the store's tables and views only"
+    )
+
+
 def run_check(
     con: duckdb.DuckDBPyConnection, spec: CheckSpec, overrides: Mapping[str, object] | None = None
 ) -> pa.Table:
     """Run one check's SQL with its parameters bound; refuse output of the wrong shape."""
-    result = run_sql(con, spec, spec.sql, spec.bind(overrides))
+    # one query, whatever else the file holds (a check file is code, never a value)
+    sql = f"select * from (\n{spec.sql}\n) as check_rows"  # noqa: S608
+    result = run_sql(con, spec, sql, spec.bind(overrides))
     if tuple(result.column_names) != OUTPUT_COLUMNS:
         raise CheckDefinitionError(
             f"{spec.path}: returns columns {', '.join(result.column_names)}; a check must "
@@ -85,6 +119,8 @@ def run_sql(
         result = con.sql(sql, params=dict(params)).to_arrow_table()
     except CheckDefinitionError:
         raise
+    except duckdb.PermissionException as exc:  # see confine()
+        raise outside_the_store(spec, exc) from exc
     except Exception as exc:  # DuckDB raises several types; name the file in every case
         if store_read_failure(exc):  # the store's files, not the check's SQL
             raise store_unreadable(spec.id, exc) from exc

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from toolkit.audit.catalogue import Catalogue
 from toolkit.audit.check_file import OUTPUT_COLUMNS, SEVERITIES
-from toolkit.audit.check_run import ensure_views, run_sql
+from toolkit.audit.check_run import confine, ensure_views, outside_the_store, run_sql
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.lifecycle import (
     build_judged,
@@ -134,6 +134,8 @@ def run_audit(
     with _store_reads():  # a data file gone, or S3 failing: the store, not a check
         con = _connection(source, latest_only, snapshot, compare_to)
         ensure_views(con)
+        if isinstance(source, Store):  # a connection of ours: a caller's is left as it is
+            confine(con, source.url)
         committed = committed_snapshots(con)
         target, compare = select_snapshots(committed, snapshot, compare_to)
         timings: dict[str, float] = {"connect": time.perf_counter() - started}
@@ -372,8 +374,10 @@ def _require_text_columns(
 ) -> None:
     """Refuse a check whose columns differ from the contract or do not read as text, from
     its bound query (nothing runs): used to explain a check that failed to run."""
-    try:
-        relation = con.sql(spec.sql, params=params)
+    try:  # wrapped, as every run is: the file's own text could hold more than a query
+        relation = con.sql(f"select * from (\n{spec.sql}\n) as check_rows", params=params)  # noqa: S608
+    except duckdb.PermissionException as exc:
+        raise outside_the_store(spec, exc) from exc
     except Exception as exc:  # DuckDB raises several types; name the file in every case
         raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
     if relation is None:
