@@ -13,6 +13,11 @@ from toolkit.snapshot.redaction import Fingerprinter, load_fingerprinter, redact
 if TYPE_CHECKING:
     from pathlib import Path
 
+SLACK = "Xy12ab34cd56ef78gh90ij12"
+DISCORD = "Abc-def_GHIjkl1234567890mnopQRSTuvwx-yz0123456789abcdefghijklmnopq"
+UUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
+HEX32 = "8f2f9c0d1e2a4b5c6d7e8f9a0b1c2d3e"
+
 
 def test_a_key_file_is_created_private_and_reused(tmp_path: Path) -> None:
     path = tmp_path / "conf" / "hmac.key"
@@ -62,9 +67,69 @@ def test_a_short_key_is_refused() -> None:
         ("http://10.0.12.7:8080/hook", "http://10.0.12.7:8080/hook", False),
         ("https://h.example/p?k8sJ2x9#frag", "https://h.example/p?***=***", False),
         ("not a url at all", None, False),
+        # tokens in the path: Slack, Discord, Teams / Office 365 connector, a generic /hooks/<uuid>
+        (
+            f"https://hooks.slack.com/services/T0123ABCD/B0456EFGH/{SLACK}",
+            "https://hooks.slack.com/services/T0123ABCD/B0456EFGH/***",
+            True,
+        ),
+        (
+            f"https://discord.com/api/webhooks/123456789012345678/{DISCORD}",
+            "https://discord.com/api/webhooks/***/***",
+            True,
+        ),
+        (
+            f"https://contoso.webhook.office.com/webhookb2/{UUID}@{UUID}/IncomingWebhook/"
+            f"{HEX32}/{UUID}",
+            "https://contoso.webhook.office.com/webhookb2/***/IncomingWebhook/***/***",
+            True,
+        ),
+        (f"https://ci.example.com/hooks/{UUID}", "https://ci.example.com/hooks/***", True),
+        # harmless paths stay whole, short ids included
+        ("https://ci.example.com/api/v1/notify", "https://ci.example.com/api/v1/notify", False),
+        (
+            "https://h.example/deployment-notifications/team_a/3f9a0b12c4de",
+            "https://h.example/deployment-notifications/team_a/3f9a0b12c4de",
+            False,
+        ),
+        # credential-named query values (Azure Functions' ?code=, ?key=), not ?channel=
+        (
+            "https://f.azurewebsites.net/api/h?code=abc",
+            "https://f.azurewebsites.net/api/h?code=***",
+            True,
+        ),
+        ("https://h.example/in?key=abc", "https://h.example/in?key=***", True),
+        ("https://h.example/in?apiKey=abc", "https://h.example/in?apiKey=***", True),
+        (
+            "https://h.example/in?X-Amz-Signature=abc",
+            "https://h.example/in?X-Amz-Signature=***",
+            True,
+        ),
+        (
+            "https://h.example/in?hub.verify_token=a",
+            "https://h.example/in?hub.verify_token=***",
+            True,
+        ),
+        (
+            "https://h.example/in?channel=ops&keyword=x",
+            "https://h.example/in?channel=***&keyword=***",
+            False,
+        ),
+        (
+            "https://h.example/in?country_code=fr&author=a",
+            "https://h.example/in?country_code=***&author=***",
+            False,
+        ),
+        ("https://h.example/in?token=", "https://h.example/in?***=***", False),
+        (f"https://h.example/in?{HEX32}", "https://h.example/in?***=***", True),
     ],
 )
 def test_urls_are_redacted(url: str, safe: str | None, credentials: bool) -> None:
     redacted = redact_url(url)
     assert redacted.url == safe
     assert redacted.has_credentials is credentials
+
+
+def test_a_repository_url_keeps_its_path() -> None:
+    url = f"https://bot:pw@git.example.com/acme/deployment-service-{HEX32}.git"
+    assert redact_url(url, mask_path=False).url == url.replace("bot:pw@", "")

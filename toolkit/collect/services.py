@@ -215,9 +215,10 @@ def _service_values(conformer: Conformer, item: dict[str, Any], env: Owner) -> d
 
 
 def _without_userinfo(url: object) -> object:
-    """A repository URL without credentials (`https://user:pw@host/x` -> `https://host/x`)."""
+    """A repository URL without credentials (`https://user:pw@host/x` -> `https://host/x`);
+    its path names the repository, so it is kept whole."""
     if isinstance(url, str) and "@" in url and "://" in url:
-        return redact_url(url).url
+        return redact_url(url, mask_path=False).url
     return url
 
 

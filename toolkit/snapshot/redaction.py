@@ -10,11 +10,14 @@ created on first use with mode 0600; a key file that group or others can read is
     fingerprints = load_fingerprinter(settings.hmac_key_file, store_root=settings.store_url)
     fingerprints.of("s3cr3t")          # 64 hex digits, stable for this key
 
-Webhook URLs keep scheme, host, port and path; userinfo is dropped and query values are
-masked::
+Webhook URLs keep scheme, host, port and the path's plain words; userinfo is dropped,
+query values are masked, and so is every path segment that looks like a token (Slack,
+Discord, Teams and most chat services put the secret in the path)::
 
     >>> redact_url("https://bot:pw@hooks.example.org:8443/in?token=abc&channel=ops").url
     'https://hooks.example.org:8443/in?token=***&channel=***'
+    >>> redact_url("https://hooks.slack.com/services/T0123ABCD/B0456EFGH/" + "x1" * 12).url
+    'https://hooks.slack.com/services/T0123ABCD/B0456EFGH/***'
 """
 
 from __future__ import annotations
@@ -36,10 +39,13 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = [
+    "CREDENTIAL_WORDS",
     "ENV_HMAC_KEY",
     "MASK",
     "Fingerprinter",
     "RedactedUrl",
+    "credential_name",
+    "is_token",
     "load_fingerprinter",
     "redact_url",
 ]
@@ -49,11 +55,28 @@ MASK = "***"
 _MIN_KEY_CHARS = 16
 _KEY_BYTES = 32
 _QUERY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-\[\]]{0,31}")
-# Query or field names that usually carry a credential.
+# Field names (of unknown JSON members) that usually carry a credential: searched, so broad.
 SECRET_NAME = re.compile(
     r"(secret|passw|pwd|token|credential|private|api[_-]?key|access[_-]?key|auth|sig|signature)",
     re.IGNORECASE,
 )
+# URL query names are judged word by word (`access_token`, `apiKey`, `X-Amz-Signature`), so
+# `?key=` counts while `?channel=` or `?keyword=` do not; `code` only as the whole name
+# (Azure Functions' `?code=`), not in `?country_code=`.
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+CREDENTIAL_WORDS = frozenset(
+    {
+        "accesskey", "accesstoken", "apikey", "apitoken", "auth", "authorization",
+        "authtoken", "clientsecret", "credential", "hmac", "jwt", "key", "pass",
+        "passphrase", "passwd", "password", "privatekey", "pwd", "secret", "secretkey",
+        "sig", "signature", "token",
+    }
+)  # fmt: skip
+# A path segment is a token when it is 16 characters or longer, made of the characters tokens
+# use, and not a plain lower-case word (`deployment-notifications`); shorter segments
+# (`v1`, `T0123ABCD`, a 12-character id) are kept.
+_TOKEN_SEGMENT = re.compile(r"[A-Za-z0-9._~:@=+%-]{16,}")
+_WORD_SEGMENT = re.compile(r"[a-z]+([._-][a-z]+)*")
 
 
 class Fingerprinter:
@@ -151,13 +174,23 @@ class RedactedUrl:
     has_credentials: bool
 
 
-def redact_url(url: str) -> RedactedUrl:
-    """Drop userinfo and fragment, mask every query value; keep scheme, host, port, path.
+def redact_url(url: str, *, mask_path: bool = True) -> RedactedUrl:
+    """Drop userinfo and fragment, mask every query value and each path segment that looks
+    like a token; keep scheme, host, port and the rest of the path.
 
-    ``has_credentials`` is true when the URL carried userinfo or a query parameter whose
-    name suggests a credential (``token``, ``key``, ``secret``, ``sig``...).
+    A path segment is a token when it is 16 characters or longer, holds only the characters
+    tokens are written with (letters, digits, ``._~:@=+%-``) and is not a plain lower-case
+    word such as ``deployment-notifications``: the Slack secret, the Discord token, the Teams
+    connector ids and a ``/hooks/<uuid>`` all are; ``/api/v1/notify`` or a Slack ``T0123ABCD``
+    team id are not. ``mask_path=False`` keeps the whole path (a repository URL).
+
+    ``has_credentials`` is true when the URL carried userinfo, a path token, a bare query
+    value that looks like a token, or a non-empty query value whose name has a credential
+    word (``token``, ``key``, ``code``, ``sig``, ``password``...: :data:`CREDENTIAL_WORDS`).
 
     >>> redact_url("https://deploy:pw@hooks.example.net/notify").has_credentials
+    True
+    >>> redact_url("https://fn.example.net/api/hook?code=abc").has_credentials
     True
     """
     try:
@@ -169,17 +202,47 @@ def redact_url(url: str) -> RedactedUrl:
         # not an absolute URL: nothing of it is known to be safe to keep
         return RedactedUrl(None, parts.scheme or None, None, None, has_credentials=False)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    secret_query = any(SECRET_NAME.search(name) for name, _ in query)
+    secret_query = any(credential_name(name) if value else is_token(name) for name, value in query)
     host = parts.hostname
     netloc = f"[{host}]" if ":" in host else host
     if port is not None:
         netloc += f":{port}"
+    segments = parts.path.split("/")
+    if mask_path:
+        segments = [MASK if is_token(segment) else segment for segment in segments]
     masked = "&".join(f"{_query_name(name, value)}={MASK}" for name, value in query)
-    text = f"{parts.scheme}://{netloc}{parts.path}"
+    text = f"{parts.scheme}://{netloc}{'/'.join(segments)}"
     if masked:
         text += f"?{masked}"
     has_userinfo = "@" in parts.netloc
-    return RedactedUrl(text, parts.scheme or None, host, port, has_userinfo or secret_query)
+    secret_path = MASK in segments
+    return RedactedUrl(
+        text, parts.scheme or None, host, port, has_userinfo or secret_query or secret_path
+    )
+
+
+def is_token(text: str) -> bool:
+    """Whether a path segment (or a bare query value) looks like a generated secret.
+
+    >>> [is_token(s) for s in ("notify", "T0123ABCD", "0f8fad5b-d9cb-469f-a165-70867728950e")]
+    [False, False, True]
+    """
+    return bool(_TOKEN_SEGMENT.fullmatch(text)) and not _WORD_SEGMENT.fullmatch(text)
+
+
+def credential_name(name: str) -> bool:
+    """Whether a query or keyword name has a credential word, judged word by word.
+
+    >>> [credential_name(n) for n in ("access_token", "apiKey", "code", "channel", "zip_code")]
+    [True, True, True, False, False]
+    """
+    if name.lower() == "code":
+        return True
+    for word in _NAME_WORD.findall(name):
+        word = word.lower()
+        if word in CREDENTIAL_WORDS or (word.endswith("s") and word[:-1] in CREDENTIAL_WORDS):
+            return True
+    return name.lower().replace("-", "").replace("_", "") in CREDENTIAL_WORDS
 
 
 def _query_name(name: str, value: str) -> str:

@@ -201,16 +201,22 @@ VOLUMES = declare(
 
 WEBHOOKS = declare(
     "webhooks",
-    "Webhooks of teams and projects; url without userinfo and with query values masked.",
+    "Webhooks of teams and projects; url without userinfo, with query values and "
+    "token-like path segments masked.",
     [
         ID,
         *PROJECT_SCOPE,
         col("type", STR, "team or project"),
-        col("url", STR, "redacted URL"),
+        col("url", STR, "redacted URL: no userinfo, query values and path tokens masked"),
         col("url_scheme", STR),
         col("url_host", STR),
         col("url_port", INT, "explicit or scheme default port"),
-        col("has_credentials_in_url", BOOL, "the URL carried userinfo or a query value"),
+        col(
+            "has_credentials_in_url",
+            BOOL,
+            "the URL carried userinfo, a token-like path segment, or a query value named "
+            "like a credential (token, key, code, sig, password...)",
+        ),
         col("events", STRS),
         col("created_at", TS),
         EXTRA,
