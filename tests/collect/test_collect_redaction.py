@@ -1,12 +1,17 @@
-"""The HMAC key: from the environment or a private key file, never next to the store."""
+"""The HMAC key (from the environment or a private key file, never next to the store), URL
+redaction, and webhook findings that never echo what an older store may still hold."""
 
 from __future__ import annotations
 
+import json
 import stat
 from typing import TYPE_CHECKING
 
 import pytest
 
+from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
+from toolkit.audit.check_run import run_check
+from toolkit.audit.testing import fixture_connection
 from toolkit.errors import ConfigError
 from toolkit.snapshot.redaction import Fingerprinter, load_fingerprinter, redact_url
 
@@ -133,3 +138,22 @@ def test_urls_are_redacted(url: str, safe: str | None, credentials: bool) -> Non
 def test_a_repository_url_keeps_its_path() -> None:
     url = f"https://bot:pw@git.example.com/acme/deployment-service-{HEX32}.git"
     assert redact_url(url, mask_path=False).url == url.replace("bot:pw@", "")
+
+
+@pytest.mark.parametrize("check_id", ["WEB001", "WEB002", "WEB003"])
+def test_no_webhook_finding_echoes_the_stored_path(check_id: str) -> None:
+    """A store written before path masking holds the Slack token in `url`: no finding shows it."""
+    (spec,) = [s for s in discover_checks([BUILTIN_CHECKS]) if s.id == check_id]
+    legacy = f"https://hooks.slack.com/services/T0123ABCD/B0456EFGH/{SLACK}"
+    webhooks = [
+        {"id": "w-old", "team_id": "t1", "url": legacy, "url_scheme": "http", "url_port": 8080,
+         "url_host": "hooks.slack.com", "has_credentials_in_url": False},
+        {"id": "w-ip", "team_id": "t1", "url": legacy.replace("hooks.slack.com", "[::1]"),
+         "url_scheme": "https", "url_host": "::1", "has_credentials_in_url": True},
+    ]  # fmt: skip
+    fixture = {"snapshots": [{"at": "2026-01-01T00:00:00Z", "tables": {"webhooks": webhooks}}]}
+    rows = run_check(fixture_connection(fixture), spec).to_pylist()
+    assert {r["resource_id"] for r in rows} == {"w-old", "w-ip"}
+    assert SLACK not in json.dumps(rows, default=str)
+    origins = {r["resource_id"]: json.loads(r["evidence"])["origin"] for r in rows}
+    assert origins == {"w-old": "http://hooks.slack.com:8080", "w-ip": "https://[::1]"}

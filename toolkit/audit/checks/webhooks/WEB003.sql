@@ -47,6 +47,9 @@ select
                 || 'resolver answers (' || private_name || ').'
             else ' is not a private or loopback address.'
         end as reason,
-    to_json(struct_pack(url, url_host, url_port,
-        kind := coalesce(address_kind, 'private name (' || private_name || ')'))) as evidence
+    -- the stored url's path is left out: stores older than path masking may hold a token there
+    to_json(struct_pack(origin := url_scheme || '://'
+        || if(url_host like '%:%', '[' || url_host || ']', url_host) || coalesce(':' || url_port, ''),
+        url_host, url_port, kind := coalesce(address_kind, 'private name (' || private_name || ')')))
+        as evidence
 from judged
