@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolkit.collect.conform import Conformer, Owner, extra_json, unknown_fields
+from toolkit.collect.webhook_address import host_address
 from toolkit.snapshot.redaction import redact_url
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def _values(conformer: Conformer, item: dict[str, Any], level: str, owner: Owner
         conformer.note("webhooks", "url", raw_url)
         raw_url = None
     url = redact_url(raw_url) if raw_url is not None else None
+    address = host_address(url.host) if url and url.host else None
     project_id = item.get("project_id") if level == "project" else None
     return {
         "id": item.get("id"),
@@ -67,6 +69,8 @@ def _values(conformer: Conformer, item: dict[str, Any], level: str, owner: Owner
         "url_scheme": url.scheme if url else None,
         "url_host": url.host if url else None,
         "url_port": url.port if url else None,
+        "url_address": address.address if address else None,
+        "url_address_kind": address.kind if address else None,
         "has_credentials_in_url": url.has_credentials if url else None,
         "events": item.get("events"),
         "created_at": item.get("created_at"),

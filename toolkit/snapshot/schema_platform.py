@@ -212,6 +212,17 @@ WEBHOOKS = declare(
         col("url_host", STR),
         col("url_port", INT, "explicit or scheme default port"),
         col(
+            "url_address",
+            STR,
+            "IP address the host is or names with no DNS lookup (IPv4 if embedded)",
+        ),
+        col(
+            "url_address_kind",
+            STR,
+            "public, or what makes the host private: its range (loopback (127/8), private "
+            "(10/8)...) or name (private name (.svc)); see toolkit.collect.webhook_address",
+        ),
+        col(
             "has_credentials_in_url",
             BOOL,
             "the URL carried userinfo, a token-like path segment, or a query value named "

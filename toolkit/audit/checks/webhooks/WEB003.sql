@@ -6,8 +6,9 @@
 -- remediation: Point the webhook at a public endpoint meant to receive it, or remove it.
 -- history: snapshot
 with judged as (
-    select *,
-        case
+    -- url_address_kind is judged at collection (toolkit/collect/webhook_address.py, ipaddress);
+    -- rows of older stores lack it and are judged here, on the forms webhook_addresses reads
+    select *, coalesce(url_address_kind, case
             -- a connection to 0.0.0.0 or :: reaches the host itself
             when host in ('localhost', '::', '0:0:0:0:0:0:0:0') or host like '%.localhost'
                 or regexp_matches(host, '^(0{1,4}:){7}0{0,3}1$|^::1$') or ip // 16777216 = 127
@@ -19,37 +20,35 @@ with judged as (
             when ip // 65536 = 49320 then 'private (192.168/16)'
             when ip // 65536 = 43518 then 'link-local (169.254/16)'
             when ip // 4194304 = 401 then 'shared (100.64/10)'
+            when ip // 131072 = 25353 then 'benchmarking (198.18/15)'
+            when ip = 4294967295 then 'broadcast (255.255.255.255)'
+            when ip // 268435456 = 14 then 'multicast (224/4)'
+            when ip // 268435456 = 15 then 'reserved (240/4)'
             when ip is null and regexp_matches(host, '^f[cd][0-9a-f]{0,2}:') then 'private (fc00::/7)'
             when ip is null and regexp_matches(host, '^fe[89ab][0-9a-f]?:') then 'link-local (fe80::/10)'
-        end as address_kind,
-        -- names no public DNS answers, so only a private network's resolver can: a single label
-        -- (completed by search domains), .local (mDNS, RFC 6762), home.arpa (RFC 8375),
-        -- .internal (reserved for private use by ICANN, 2024), the suffixes ICANN will never
-        -- delegate as private networks use them (.corp, .home), and .lan and .localdomain
-        case
-            when ip is not null or host like '%:%' then null
-            when host not like '%.%' then 'a single label'
-            else '.' || nullif(regexp_extract(host,
-                '\.(internal|local|localdomain|home\.arpa|corp|home|lan)$', 1), '')
-        end as private_name
+            when ip is not null or host like '%:%' then 'public'
+            -- names no public DNS answers (see webhook_address.py for the list and why)
+            when host not like '%.%' then 'private name (a single label)'
+            else coalesce('private name (.' || nullif(regexp_extract(host,
+                '\.(svc\.cluster\.local|svc|internal|local|localdomain|home\.arpa|corp|home|lan)$',
+                1), '') || ')', 'public')
+        end) as kind,
+        coalesce(url_address, dotted) as address
     from webhook_addresses
 )
 select
     snapshot_id, 'webhook' as resource_type, id as resource_id, url_host as resource_name,
     team_id, project_id, null::varchar as environment_id, null::varchar as service_id,
-    case when address_kind is not null or private_name is not null then 'alarm' else 'ok' end
-        as status,
-    'Webhook host ' || url_host || coalesce(':' || url_port, '')
-        || if(dotted is not null and dotted <> host, ' (' || dotted || ')', '')
-        || case
-            when address_kind is not null then ' is a ' || address_kind || ' address.'
-            when private_name is not null then ' is a name that only a private network''s '
-                || 'resolver answers (' || private_name || ').'
-            else ' is not a private or loopback address.'
-        end as reason,
+    case when kind <> 'public' then 'alarm' else 'ok' end as status,
+    concat('Webhook host ', url_host, ':' || url_port,
+        if(address <> host, ' (' || address || ')', ''),
+        case when kind = 'public' then ' is not a private or loopback address.'
+            when kind like 'private name%' then ' is a ' || kind
+                || ', which only a private network''s resolver answers.'
+            else ' is a ' || kind || ' address.'
+        end) as reason,
     -- the stored url's path is left out: stores older than path masking may hold a token there
     to_json(struct_pack(origin := url_scheme || '://'
         || if(url_host like '%:%', '[' || url_host || ']', url_host) || coalesce(':' || url_port, ''),
-        url_host, url_port, kind := coalesce(address_kind, 'private name (' || private_name || ')')))
-        as evidence
+        url_host, url_port, address, kind)) as evidence
 from judged
