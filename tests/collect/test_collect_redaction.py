@@ -12,8 +12,10 @@ import pytest
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
 from toolkit.audit.check_run import run_check
 from toolkit.audit.testing import fixture_connection
+from toolkit.collect.conform import Owner
+from toolkit.collect.deployments import map_deployment_page
 from toolkit.errors import ConfigError
-from toolkit.snapshot.redaction import Fingerprinter, load_fingerprinter, redact_url
+from toolkit.snapshot.redaction import Fingerprinter, load_fingerprinter, redact_url, scrub_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -157,3 +159,43 @@ def test_no_webhook_finding_echoes_the_stored_path(check_id: str) -> None:
     assert SLACK not in json.dumps(rows, default=str)
     origins = {r["resource_id"]: json.loads(r["evidence"])["origin"] for r in rows}
     assert origins == {"w-old": "http://hooks.slack.com:8080", "w-ip": "https://[::1]"}
+
+
+@pytest.mark.parametrize(
+    ("text", "scrubbed"),
+    [
+        ("dial postgres://app:p@ss@db:5432/app failed", "dial postgres://***@db:5432/app failed"),
+        ("redis://:pw@cache:6379 and amqp://u:p@mq/", "redis://***@cache:6379 and amqp://***@mq/"),
+        (
+            "host=db user=app password=xyz sslmode=require",
+            "host=db user=app password=*** sslmode=require",
+        ),
+        ("Server=db;User Id=sa;Password=P@ss;", "Server=db;User Id=sa;Password=***;"),
+        (
+            "GET https://f.example/api?code=abc&channel=y",
+            "GET https://f.example/api?code=***&channel=y",
+        ),
+        (
+            "exit code=137; see https://docs.example/a@b",
+            "exit code=137; see https://docs.example/a@b",
+        ),
+        ("Back-off restarting failed container", "Back-off restarting failed container"),
+    ],
+)
+def test_free_text_is_scrubbed(text: str, scrubbed: str) -> None:
+    assert scrub_text(text) == scrubbed
+
+
+def test_deployment_messages_are_scrubbed_before_storing() -> None:
+    record = {
+        "id": "d1",
+        "status": "crashing",
+        "error": "dial postgres://app:hunter2@db/app",
+        "status_message": "retrying with password=hunter2",
+        "crashing_reasons": ["exit code 1", "mysql://root:hunter2@db/x refused"],
+    }
+    rows = map_deployment_page([record], owner=Owner("t", "p", "e", "s"))
+    (row,) = rows["deployments"]
+    assert "hunter2" not in json.dumps(rows, default=str)
+    assert row["error"] == "dial postgres://***@db/app"
+    assert row["crashing_reasons"] == ["exit code 1", "mysql://***@db/x refused"]

@@ -18,6 +18,12 @@ Discord, Teams and most chat services put the secret in the path)::
     'https://hooks.example.org:8443/in?token=***&channel=***'
     >>> redact_url("https://hooks.slack.com/services/T0123ABCD/B0456EFGH/" + "x1" * 12).url
     'https://hooks.slack.com/services/T0123ABCD/B0456EFGH/***'
+
+Free text from the platform (a deployment's error, crash reasons) is scrubbed of URL
+userinfo and credential values, since crash messages quote connection strings::
+
+    >>> scrub_text("connect postgres://app:s3cr3t@db:5432/app failed")
+    'connect postgres://***@db:5432/app failed'
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ __all__ = [
     "is_token",
     "load_fingerprinter",
     "redact_url",
+    "scrub_text",
 ]
 
 ENV_HMAC_KEY = "PLATFORM_AUDIT_HMAC_KEY"
@@ -77,6 +84,10 @@ CREDENTIAL_WORDS = frozenset(
 # (`v1`, `T0123ABCD`, a 12-character id) are kept.
 _TOKEN_SEGMENT = re.compile(r"[A-Za-z0-9._~:@=+%-]{16,}")
 _WORD_SEGMENT = re.compile(r"[a-z]+([._-][a-z]+)*")
+# In free text: a URL's userinfo (up to its last `@`, so `p@ss` goes whole), and a
+# `name=value` pair whose name has a credential word.
+_USERINFO = re.compile(r"(?<=://)[^/\s]+@")
+_PAIR = re.compile(r"(?P<lead>[?&;]|\b)(?P<name>[A-Za-z][A-Za-z0-9_.-]*)=(?P<value>[^\s&;,'\"]+)")
 
 
 class Fingerprinter:
@@ -248,3 +259,21 @@ def credential_name(name: str) -> bool:
 def _query_name(name: str, value: str) -> str:
     """A query name is kept when it looks like a name; a bare value (``?s3cr3t``) is masked."""
     return name if value and _QUERY_NAME.fullmatch(name) else MASK
+
+
+def scrub_text(text: str) -> str:
+    """Free text without URL userinfo or credential values: ``scheme://***@host`` and
+    ``password=***``, ``?token=***`` (names as :func:`credential_name` judges them; ``code``
+    only in a URL query, so ``exit code=137`` stays).
+
+    >>> scrub_text("dial https://h.example/x?code=abc&v=1: Password=hunter2; exit code=137")
+    'dial https://h.example/x?code=***&v=1: Password=***; exit code=137'
+    """
+    return _PAIR.sub(_scrub_pair, _USERINFO.sub(f"{MASK}@", text))
+
+
+def _scrub_pair(match: re.Match[str]) -> str:
+    lead, name = match["lead"], match["name"]
+    if not credential_name(name) or (name.lower() == "code" and lead not in ("?", "&")):
+        return match[0]
+    return f"{lead}{name}={MASK}"
