@@ -52,6 +52,7 @@ def test_access_token_identity() -> None:
         ({"api_key": {**KEY, "resources": [{"id": "p1"}]}}, "without type and id"),
         ({"api_key": {**KEY, "expires_at": "soon"}}, "not an ISO 8601 time"),
         ({"api_key": {**KEY, "name": 3}}, "name should be a string"),
+        ({"api_key": {**KEY, "created_at": None}}, "api_key.created_at is null"),
     ],
 )
 def test_unexpected_shapes_become_problems(payload: object, problem: str) -> None:
@@ -71,3 +72,36 @@ def test_description_renders_platform_text_literally() -> None:
     assert "ci <deployer>" in text
     assert "limited to project p1" in text
     assert "in 31 days" in text
+
+
+def test_explicit_nulls_mean_never_expires_and_never_used() -> None:
+    ident = parse_identity({"api_key": {**KEY, "expires_at": None, "last_used_at": None}})
+    assert (ident.expires_at, ident.last_used_at, ident.problems) == (None, None, ())
+
+
+@pytest.mark.parametrize("member", ["created_at", "expires_at", "last_used_at"])
+def test_an_absent_time_is_a_problem_not_never(member: str) -> None:
+    key = {k: v for k, v in KEY.items() if k != member}
+    ident = parse_identity({"api_key": key})
+    assert getattr(ident, member) is None
+    # the key-scope checks (KEY005, KEY006, KEY008) find these problems by this prefix
+    assert [p for p in ident.problems if p.startswith(f"api_key.{member} ")], ident.problems
+    assert "missing" in ident.problems[0]
+
+
+@pytest.mark.parametrize("value", ["soon", 3])
+def test_an_unreadable_expiry_keeps_the_prefix_the_checks_match(value: object) -> None:
+    ident = parse_identity({"api_key": {**KEY, "expires_at": value}})
+    assert [p for p in ident.problems if p.startswith("api_key.expires_at ")], ident.problems
+
+
+def test_description_does_not_call_an_unknown_expiry_never() -> None:
+    key = {k: v for k, v in KEY.items() if k not in ("expires_at", "last_used_at")}
+    outcome = IdentityOutcome(
+        base_url="http://x", credential="default", identity=parse_identity({"api_key": key})
+    )
+    console = Console(width=200, record=True)
+    console.print(describe_identity(outcome, now=datetime(2026, 3, 1, tzinfo=UTC)))
+    text = console.export_text()
+    assert "never" not in text
+    assert text.count("unknown (see the note below)") == 2

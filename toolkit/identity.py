@@ -58,7 +58,17 @@ def _text(record: Mapping[str, Any], key: str, problems: list[str], where: str) 
     return None
 
 
-def _time(record: Mapping[str, Any], key: str, problems: list[str], where: str) -> datetime | None:
+def _time(
+    record: Mapping[str, Any], key: str, problems: list[str], where: str, *, cannot_tell: str
+) -> datetime | None:
+    """A time member or None for an explicit null; an absent member is a problem, not a null.
+
+    The key-scope checks read a problem that starts with ``api_key.<member>`` as "cannot
+    tell" (KEY008 reports it), so an absent or unreadable time is never taken for "never".
+    """
+    if key not in record:
+        problems.append(f"{where}.{key} is missing; cannot tell {cannot_tell}")
+        return None
     value = _text(record, key, problems, where)
     if value is None:
         return None
@@ -103,11 +113,23 @@ def parse_identity(payload: object) -> Identity:
         role=role,
         access=access,
         resources=_resources(key.get("resources"), problems),
-        created_at=_time(key, "created_at", problems, "api_key"),
-        expires_at=_time(key, "expires_at", problems, "api_key"),
-        last_used_at=_time(key, "last_used_at", problems, "api_key"),
+        created_at=_created_at(key, problems),
+        # spec 2.11: a key expires "from 1 day to 1 year, or never", and shows its last use:
+        # an explicit null is "never" (expires, used), an absent member is "cannot tell"
+        expires_at=_time(key, "expires_at", problems, "api_key", cannot_tell="when it expires"),
+        last_used_at=_time(
+            key, "last_used_at", problems, "api_key", cannot_tell="when it was last used"
+        ),
         problems=tuple(problems),
     )
+
+
+def _created_at(key: Mapping[str, Any], problems: list[str]) -> datetime | None:
+    """Every key was created at some time: unlike the other times, null has no meaning."""
+    created = _time(key, "created_at", problems, "api_key", cannot_tell="the key's age")
+    if key.get("created_at", "") is None:
+        problems.append("api_key.created_at is null; cannot tell the key's age")
+    return created
 
 
 def _resources(value: object, problems: list[str]) -> tuple[tuple[str, str], ...]:
@@ -164,8 +186,8 @@ def describe_identity(outcome: IdentityOutcome, *, now: datetime | None = None) 
             ("kind", f"API key {ident.key_name or '?'}"),
             ("role", ident.role or "unknown"),
             ("access", _access_text(ident)),
-            ("expires", _expiry_text(ident.expires_at, now)),
-            ("last used", ident.last_used_at.isoformat() if ident.last_used_at else "never"),
+            ("expires", _expiry_text(ident, now)),
+            ("last used", _last_use_text(ident)),
         ]
     for label, value in rows:
         table.add_row(label, Text(value))
@@ -181,7 +203,20 @@ def _access_text(ident: Identity) -> str:
     return "limited to " + ", ".join(f"{kind} {ident_}" for kind, ident_ in ident.resources)
 
 
-def _expiry_text(expires_at: datetime | None, now: datetime) -> str:
+def _unreadable(ident: Identity, member: str) -> bool:
+    return any(p.startswith(f"api_key.{member} ") for p in ident.problems)
+
+
+def _last_use_text(ident: Identity) -> str:
+    if ident.last_used_at is not None:
+        return ident.last_used_at.isoformat()
+    return "unknown (see the note below)" if _unreadable(ident, "last_used_at") else "never"
+
+
+def _expiry_text(ident: Identity, now: datetime) -> str:
+    expires_at = ident.expires_at
+    if expires_at is None and _unreadable(ident, "expires_at"):
+        return "unknown (see the note below)"
     if expires_at is None:
         return "never (consider a key that expires)"
     days = (expires_at - now).days
