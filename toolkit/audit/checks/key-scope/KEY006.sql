@@ -14,7 +14,10 @@ with judged as (
     select *,
         coalesce(last_used_at, created_at) < snapshot_at - to_days($max_idle_days) as idle
     from credentials
-    where is_api_key and (last_used_at is not null or created_at is not null)
+    -- a last use /users/me left out or the parser could not read is not "never", and a
+    -- never-used key without a creation time has no known age: KEY008 reports both
+    where is_api_key and coalesce(last_used_at, created_at) is not null
+      and coalesce(len(list_filter(problems, lambda p: starts_with(p, 'api_key.last_used_at '))), 0) = 0
 )
 select
     snapshot_id, 'credential' as resource_type, name as resource_id, name as resource_name,
