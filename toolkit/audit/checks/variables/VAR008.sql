@@ -5,7 +5,7 @@
 -- risk: A long-lived secret has had the longest time to leak through logs, laptops and former staff, and nobody knows whether rotating it still works.
 -- remediation: Rotate the secret and record the rotation; automate it where the owning service allows.
 -- history: all
--- param: max_age_days = 90 | a secret unchanged for longer than this many days is flagged
+-- param: max_age_days = 90 | a secret unchanged for more than this many whole days is flagged
 -- param: secret_names = passw(or)?d,pwd,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one are secrets
 with secrets as (
     select snapshot_id, snapshot_at, variable_id, name, team_id, project_id, environment_id,
@@ -22,24 +22,19 @@ first_seen as (  -- a group by, not a window over every row; only values without
     group by variable_id, fingerprint
     having bool_or(last_update is null)
 ),
-limits as (  -- interval arithmetic on a timestamptz is slow: once per snapshot, not per row
-    select snapshot_at, snapshot_at - to_days($max_age_days) as oldest_allowed
-    from (select distinct snapshot_at from secrets)
-),
 aged as (
-    select s.*, l.oldest_allowed,
-        coalesce(s.last_update, f.fingerprint_seen) as changed_at,
-        -- once, not in both texts: a day count between timestamptz values is slow
-        date_diff('day', changed_at, s.snapshot_at) as age_days,
+    select s.*, coalesce(s.last_update, f.fingerprint_seen) as changed_at,
+        -- whole days elapsed, the one number both the status and the reason use (epoch
+        -- seconds: calendar arithmetic on timestamptz is slow)
+        floor((epoch(s.snapshot_at) - epoch(changed_at)) / 86400)::bigint as age_days,
         case when s.last_update is not null then 'updates' else 'first_seen' end as basis
     from secrets s
     left join first_seen f on f.variable_id = s.variable_id and f.fingerprint = s.fingerprint
-    left join limits l on l.snapshot_at = s.snapshot_at
 )
 select
     snapshot_id, 'variable' as resource_type, variable_id as resource_id, name as resource_name,
     team_id, project_id, environment_id, service_id,
-    case when changed_at < oldest_allowed then 'alarm' else 'ok' end as status,
+    case when age_days > $max_age_days then 'alarm' else 'ok' end as status,
     case when basis = 'updates'
         then 'Secret ' || name || ' was last changed ' || age_days
             || ' days before the snapshot (limit ' || $max_age_days || ').'
