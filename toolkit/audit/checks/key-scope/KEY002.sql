@@ -6,23 +6,20 @@
 -- remediation: Limit the key to the teams, projects, environments or services it works on.
 -- history: snapshot
 -- counted per key before joining: the listed resources joined to every reached one would
--- multiply rows. The reason's count keeps the joined count (reach rows x listed rows).
+-- multiply rows; the reason and the evidence show the same distinct count.
 with keys as (
-    select snapshot_id, name, access, role, count(*) as copies
+    select distinct snapshot_id, name, access, role
     from credentials
     where access in ('all', 'limited')
-    group by all
 ),
 reach as (
-    select snapshot_id, credential_name, count(resource_id) as reach_rows,
-        count(distinct resource_id) as reached
+    select snapshot_id, credential_name, count(distinct resource_id) as reached
     from credential_reach
     where not navigable_only
     group by all
 ),
 listing as (
-    select snapshot_id, credential_name, count(*) as listed_rows,
-        count(distinct resource_id) as listed
+    select snapshot_id, credential_name, count(distinct resource_id) as listed
     from credential_resources
     group by all
 )
@@ -34,8 +31,7 @@ select
     case when c.access = 'all'
         then 'Key ' || c.name || ' (' || coalesce(c.role, 'unknown role')
             || ') has access to all its creator can reach: '
-            || c.copies * coalesce(r.reach_rows, 0) * greatest(coalesce(l.listed_rows, 0), 1)
-            || ' resources in this snapshot.'
+            || coalesce(r.reached, 0) || ' resources in this snapshot.'
         else 'Key ' || c.name || ' is limited to ' || coalesce(l.listed, 0) || ' listed resource(s).'
     end as reason,
     to_json(struct_pack(access := c.access, role := c.role, reached := coalesce(r.reached, 0),
