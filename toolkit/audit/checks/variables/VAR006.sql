@@ -5,21 +5,28 @@
 -- risk: A reference to a deleted service resolves to nothing, or to whatever a later service with that id holds; the variable is dead configuration that breaks on the next deploy.
 -- remediation: Point the reference at the service that now holds the value, or delete the variable.
 -- history: snapshot
-with checked as (
-    -- only snapshots whose collecting credential sees everything can tell deleted from hidden
-    select r.*, exists (select 1 from services s
-            where s.snapshot_id = r.snapshot_id and s.id = r.source_id) as source_exists
+with unlisted as (  -- a failed listing leaves services out: absent is not deleted there
+    select distinct snapshot_id from collection_errors
+    where endpoint in ('teams.list', 'projects.list', 'environments.list', 'services.list')
+),
+checked as (
+    -- only snapshots whose collecting credential sees everything can tell deleted from hidden;
+    -- a reference the platform resolves has its service, listed or not
+    select r.*, u.snapshot_id is not null as unlisted,
+        coalesce(r.resolved, false) or exists (select 1 from services s
+            where s.snapshot_id = r.snapshot_id and s.id = r.source_id) as source_found
     from variable_references r
     join snapshots sn on sn.snapshot_id = r.snapshot_id
     left join credentials c on c.snapshot_id = r.snapshot_id and c.name = sn.credential_name
+    left join unlisted u on u.snapshot_id = r.snapshot_id
     where r.source_type = 'service' and r.source_id is not null
       and c.access is distinct from 'limited'
 ),
-failing as (  -- the few variables referencing an absent service
+failing as (  -- the few variables referencing a service absent from a complete listing
     select distinct snapshot_id, level, variable_name, team_id, project_id, environment_id,
         service_id
     from checked
-    where not source_exists
+    where not source_found and not unlisted
 ),
 judged as (
     -- grouped on the references' own columns (narrow keys), named after the join below;
@@ -27,8 +34,8 @@ judged as (
     -- variable fails is a key too: the engine's filter on the status then runs before grouping
     select r.snapshot_id, r.level, r.variable_name, r.team_id, r.project_id, r.environment_id,
         r.service_id, f.snapshot_id is not null as failing,
-        count(*) as refs, count(*) filter (where not source_exists) as missing_count,
-        list_sort(list(source_id) filter (where not source_exists)) as missing,
+        count(*) as refs, count(*) filter (where not source_found) as absent_count,
+        list_sort(list(source_id) filter (where not source_found)) as absent,
         list_transform(list_sort(list(struct_pack(position, key))), lambda k: k.key) as keys
     from checked r
     left join failing f  -- null-safe, like the grouping
@@ -44,12 +51,21 @@ select
     r.snapshot_id, 'variable' as resource_type, v.variable_id as resource_id,
     r.variable_name as resource_name, r.team_id, r.project_id, r.environment_id, r.service_id,
     case when r.failing then 'alarm' else 'ok' end as status,
-    case when r.missing_count = 0
-        then 'Variable ' || r.variable_name || ' references ' || r.refs || ' service(s), all present.'
-        else 'Variable ' || r.variable_name || ' references ' || r.missing_count
-            || ' service(s) absent from the snapshot: ' || array_to_string(r.missing, ', ') || '.'
+    case
+        when r.absent_count = 0
+            then 'Variable ' || r.variable_name || ' references ' || r.refs
+                || ' service(s), each listed or resolved by the platform.'
+        when r.failing
+            then 'Variable ' || r.variable_name || ' references ' || r.absent_count
+                || ' service(s) absent from the snapshot: ' || array_to_string(r.absent, ', ') || '.'
+        else 'Variable ' || r.variable_name || ' references ' || r.absent_count
+            || ' service(s) absent from a snapshot whose service listing failed, so not judged: '
+            || array_to_string(r.absent, ', ') || '.'
     end as reason,
-    to_json(struct_pack(missing_services := coalesce(r.missing, []), keys := r.keys)) as evidence
+    to_json(struct_pack(
+        missing_services := case when r.failing then coalesce(r.absent, []) else [] end,
+        not_judged := case when r.failing then [] else coalesce(r.absent, []) end,
+        keys := r.keys)) as evidence
 from judged r
 join owned_variables v
     on v.snapshot_id = r.snapshot_id and v.level = r.level and v.name = r.variable_name
