@@ -5,7 +5,7 @@
 -- risk: A copied credential is not rotated with the managed one and leaks wherever the copy is readable.
 -- remediation: Replace the copy with a reference ${{service.<id>.NAME}} to the protected variable.
 -- history: snapshot
--- param: min_length = 8 | values shorter than this many characters are too common to call a copy
+-- param: min_length = 12 | values shorter than this many characters are not compared: protected variables also hold user names, database names, hosts and ports (postgres, localhost, 5432) that any app repeats, while generated credentials are longer
 with valued as (  -- one scan for both sides: the plain values, and the protected ones
     select *,
         not coalesce(is_protected, false) and not coalesce(is_reference, false)
