@@ -5,12 +5,13 @@
 -- risk: Whoever can read a staging or development secret also holds the production one, and rotating one breaks the other.
 -- remediation: Give each environment its own value of the secret, then rotate the production one.
 -- history: snapshot
+-- param: min_length = 12 | secrets shorter than this many characters are not compared (as VAR003): protected variables also hold user names, database names, hosts and ports (postgres, localhost, 5432) that are the same in every environment, while generated credentials are longer
 -- param: secret_names = passw(or)?d,pwd,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one are secrets
 with secrets as (
     select snapshot_id, variable_id, name, team_id, project_id, environment_id, service_id,
         fingerprint, is_production, environment_name
     from variable_items
-    where fingerprint is not null and is_production is not null
+    where fingerprint is not null and value_length >= $min_length and is_production is not null
       and not coalesce(is_reference, false)
       and (coalesce(is_protected, false)
            or regexp_matches(name, '(?i)(' || replace($secret_names, ',', '|') || ')'))
