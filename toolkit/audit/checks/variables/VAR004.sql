@@ -5,12 +5,14 @@
 -- risk: A secret typed into a plain variable is readable by every editor key, copied by hand between environments and never rotated with its source.
 -- remediation: Keep the secret where it is managed (a protected variable of the owning service) and reference it with ${{...}}.
 -- history: snapshot
--- param: secret_names = passw(or)?d,pwd,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); a variable name matching any of them looks like a secret
+-- param: secret_names = passw(or)?d,_pwd(_.*)?$,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); a variable name matching any of them looks like a secret (DB_PWD does, the working directory PWD and OLDPWD do not)
 select
     snapshot_id, 'variable' as resource_type, variable_id as resource_id, name as resource_name,
     team_id, project_id, environment_id, service_id,
-    case when coalesce(is_protected, false) or coalesce(is_reference, false)
-        then 'ok' else 'alarm' end as status,
+    -- a redacted value (viewer key) hides whether it is a reference: not judged, and VAR009
+    -- reports the redaction
+    case when not coalesce(is_protected, false) and is_reference = false
+        then 'alarm' else 'ok' end as status,
     case
         when coalesce(is_protected, false)
             then 'Variable ' || name || ' looks like a secret and is protected by its service.'
@@ -18,8 +20,10 @@ select
             then 'Variable ' || name || ' looks like a secret and references ' || reference_count
                 || ' other variable(s) instead of holding a value.'
         when is_reference is null
-            then 'Variable ' || name || ' (' || level || ' level) looks like a secret and is not protected; '
-                || 'whether it is a reference is unknown.'
+            then 'Variable ' || name || ' (' || level || ' level) looks like a secret and is not '
+                || 'protected, but its value was '
+                || case when values_redacted then 'redacted' else 'not collected' end
+                || ', so whether it is a plain value or a reference is unknown: not judged.'
         else 'Variable ' || name || ' (' || level || ' level) looks like a secret but holds a plain '
             || coalesce(value_length::varchar || '-character ', '') || 'value.'
     end as reason,
