@@ -19,10 +19,12 @@ others as (  -- variables that may shadow one: service-level ones act in their e
     select snapshot_id, variable_id, name, level,
         case level when 'service' then 'environment' else level end as scope,
         case level when 'team' then team_id when 'project' then project_id
-            else environment_id end as scope_id
+            else environment_id end as scope_id,
+        -- a sibling whose value was redacted may be the reference the remediation asks for
+        level = 'service' and is_reference is null as unknown
     from owned_variables
     where (level in ('team', 'project', 'environment')
-           or (level = 'service' and not coalesce(is_reference, false)
+           or (level = 'service' and is_reference is not true
                and not coalesce(is_protected, false)))
       -- few names are protected: only variables named like one can shadow one (a list
       -- test per row, where a semi join would hash every candidate)
@@ -30,9 +32,10 @@ others as (  -- variables that may shadow one: service-level ones act in their e
 ),
 shadows as (
     -- an equi-join on the scope: the same name is defined in thousands of services
-    select p.snapshot_id, p.variable_id, count(o.variable_id) as shadows,
-        string_agg(o.level, ', ' order by o.level) as levels,
-        list(o.variable_id order by o.variable_id) as shadowed_by
+    select p.snapshot_id, p.variable_id, count(*) filter (where not o.unknown) as shadows,
+        count(*) filter (where o.unknown) as unjudged,
+        string_agg(o.level, ', ' order by o.level) filter (where not o.unknown) as levels,
+        list(o.variable_id order by o.variable_id) filter (where not o.unknown) as shadowed_by
     from scopes p
     join others o using (snapshot_id, name, scope, scope_id)
     where o.variable_id <> p.variable_id
@@ -45,8 +48,13 @@ select
     case when s.shadows > 0
         then 'Protected variable ' || p.name || ' is also defined by ' || s.shadows
             || ' other variable(s) in its scope (' || s.levels || ').'
+        when s.unjudged > 0
+            then 'Protected variable ' || p.name || ' has ' || s.unjudged || ' same-named '
+                || 'sibling(s) whose values were not collected (redacted), so whether they '
+                || 'reference it is unknown: not judged.'
         else 'Protected variable ' || p.name || ' is defined only by its service.'
     end as reason,
-    to_json(struct_pack(shadowed_by := coalesce(s.shadowed_by, []))) as evidence
+    to_json(struct_pack(shadowed_by := coalesce(s.shadowed_by, []),
+        not_judged := coalesce(s.unjudged, 0))) as evidence
 from protected p
 left join shadows s using (snapshot_id, variable_id)
