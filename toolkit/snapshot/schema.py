@@ -35,7 +35,8 @@ __all__ = [
 # Raise when a declared table changes. New nullable columns keep old content hashes valid
 # (null members are left out of the canonical form), so adding one is safe.
 # 2: snapshots.content_hash_version (content hash v2).
-SCHEMA_VERSION = 2
+# 3: webhooks.url_address and url_address_kind (hosts classified at collection).
+SCHEMA_VERSION = 3
 
 SNAPSHOT_ID = "snapshot_id"
 SNAPSHOT_AT = "snapshot_at"
