@@ -6,7 +6,7 @@
 -- remediation: Give each environment its own value of the secret, then rotate the production one.
 -- history: snapshot
 -- param: min_length = 12 | secrets shorter than this many characters are not compared (as VAR003): protected variables also hold user names, database names, hosts and ports (postgres, localhost, 5432) that are the same in every environment, while generated credentials are longer
--- param: secret_names = passw(or)?d,pwd,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one are secrets
+-- param: secret_names = passw(or)?d,_pwd(_.*)?$,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one are secrets
 with secrets as (
     select snapshot_id, variable_id, name, team_id, project_id, environment_id, service_id,
         fingerprint, is_production, environment_name

@@ -6,7 +6,7 @@
 -- remediation: Rotate the secret and record the rotation; automate it where the owning service allows.
 -- history: all
 -- param: max_age_days = 90 | a secret unchanged for more than this many whole days is flagged
--- param: secret_names = passw(or)?d,pwd,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one are secrets
+-- param: secret_names = passw(or)?d,_pwd(_.*)?$,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one are secrets
 with secrets as (
     select snapshot_id, snapshot_at, variable_id, name, team_id, project_id, environment_id,
         service_id, fingerprint,  -- list functions: no subquery over unnest() per row
