@@ -5,8 +5,11 @@ create or replace view all_resources as
 with env as (
     select
         snapshot_id, id, name, team_id, project_id,
-        coalesce(regexp_matches(lower(name), '(^|[^a-z])prod(uction)?([^a-z]|$)'), false)
-            as is_production
+        -- "prod" or "production" as a word of the name (prod-eu, prod_eu, prod2: every run
+        -- of non-letters is a space), never pre-prod, non-prod or not-prod; REP004's default
+        coalesce(regexp_matches(regexp_replace(regexp_replace(lower(name),
+            '(pre|non|not)[^a-z]?prod', ' ', 'g'), '[^a-z]+', ' ', 'g'),
+            '\bprod(uction)?\b'), false) as is_production
     from environments
 )
 select snapshot_id, 'team' as resource_type, id as resource_id, name as resource_name,

@@ -5,13 +5,14 @@
 -- risk: With one replica every deployment, restart or node failure takes the production service down.
 -- remediation: Run at least two replicas of every production service (databases aside).
 -- history: snapshot
--- param: env_pattern = \bprod(uction)?\b | a regular expression on the lower-cased environment name that marks production
+-- param: env_pattern = \bprod(uction)?\b | a regular expression that marks production, on the environment's name lower-cased, with pre-prod, non-prod and not-prod removed and every run of other characters than letters made one space (so prod-eu, prod_eu and prod2 read 'prod eu', 'prod eu', 'prod ')
 with production as materialized (  -- filtered first: only these services need their health
     select s.snapshot_id, s.id, s.name, s.team_id, s.project_id, s.environment_id, s.replicas,
         e.name as environment_name
     from services as s
     join environments as e on e.snapshot_id = s.snapshot_id and e.id = s.environment_id
-    where regexp_matches(lower(e.name), $env_pattern)
+    where regexp_matches(regexp_replace(regexp_replace(lower(e.name),  -- as all_resources
+            '(pre|non|not)[^a-z]?prod', ' ', 'g'), '[^a-z]+', ' ', 'g'), $env_pattern)
         and coalesce(s.type, '') <> 'database' and nullif(s.database_type, '') is null
 ),
 judged as (
