@@ -8,8 +8,11 @@
 with judged as (
     select
         *,
-        (mount_status = 'unattached' or mounted_on_service_id is null)
-            and not coalesce(is_deleting, false) as unattached
+        -- a known mount status decides; the service id only when the status is not known
+        case when mount_status = 'unattached' then true
+            when mount_status in ('attached', 'mounted') then false
+            else mounted_on_service_id is null
+        end and not coalesce(is_deleting, false) as unattached
     from volumes
 )
 select
@@ -20,7 +23,7 @@ select
         case
             when unattached then 'is not attached to any service'
             when coalesce(is_deleting, false) then 'is being deleted'
-            else 'is attached to service ' || mounted_on_service_id
+            else 'is attached to service ' || coalesce(mounted_on_service_id, '(not reported)')
         end,
         case
             when mount_status is null then 'not reported'
