@@ -169,3 +169,20 @@ def test_no_complete_snapshot() -> None:
         entry["status"] = "partial"
     with pytest.raises(AuditError, match="no complete snapshot"):
         run_audit(fixture_connection(fixture), checks=engine_catalogue())
+
+
+def test_latest_only_counts_no_fix_in_a_snapshot_it_did_not_read() -> None:
+    # Judged on day 4 against day 1: a latest-only audit reads days 1, 3 and 4 only. Day 2,
+    # unread, must not end the episodes of the findings in alarm on day 1 (open throughout).
+    con = fixture_connection(history())
+    full = run_audit(con, checks=engine_catalogue(), compare_to=IDS[0])
+    fast = run_audit(con, checks=engine_catalogue(), compare_to=IDS[0], latest_only=True)
+    assert fast.read == (IDS[0], IDS[2], IDS[3]) and full.read == tuple(IDS)
+    assert states(fast.findings) == states(full.findings)
+    for result in (full, fast):
+        episodes = result.episodes("TST001", service_id("open"))
+        assert len(episodes) == 1 and pd.isna(episodes.fixed_at[0])
+    # Over days 1, 3, 4: resolved after 24 h (o A o), 48 h (A o A), 72 h (A A -), 48 h (A o o).
+    mttr = fast.mttr().set_index("check_id")
+    assert mttr.loc["TST001", "resolved_count"] == 4
+    assert mttr.loc["TST001", "mttr_hours"] == pytest.approx(48.0)

@@ -37,6 +37,7 @@ from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.lifecycle import (
     build_judged,
     build_names,
+    build_positions,
     findings_table,
     mean_time_to_resolve,
     query_frame,
@@ -156,14 +157,16 @@ def run_audit(
     register_rows(con, rows.status)
     con.register("audit_details", rows.details)
     con.register("audit_checks", _checks_table(catalogue.specs))
+    build_positions(con, ids, target.seq)
     build_judged(con)
     findings_table(con, target.seq, compare.seq if compare else None)
     findings, report = apply_waivers(con, chosen, today or datetime.now(UTC).date())
-    mttr = mean_time_to_resolve(con, target.seq)
+    mttr = mean_time_to_resolve(con)
     timings["lifecycle"] = time.perf_counter() - started
     times = query_frame(
         con, "select snapshot_id, snapshot_at, seq, status as snapshot_status from snapshots"
     )
+    read = query_frame(con, "select snapshot_id from audit_positions order by pos")
     return AuditResult(
         target=target,
         compare=compare,
@@ -176,6 +179,7 @@ def run_audit(
         mttr_table=mttr,
         timings=timings,
         latest_only=latest_only,
+        read=tuple(read.snapshot_id),
     )
 
 

@@ -98,7 +98,9 @@ class AuditResult:
     and every row, ok ones too, of the judged and compared snapshots; ``details`` the full
     rows (reason, evidence, owners) of the judged and compared snapshots. ``timings`` has
     the seconds of each phase (``connect``, ``scope``, ``checks`` including scope,
-    ``lifecycle``) and of each check, by id.
+    ``lifecycle``) and of each check, by id. ``read`` has the ids of the committed snapshots
+    up to the judged one that the checks read, oldest first (None: all of them): a
+    latest-only audit reads a few, and episodes and resolve times run over those alone.
     """
 
     target: SnapshotRef
@@ -112,6 +114,7 @@ class AuditResult:
     mttr_table: pd.DataFrame = field(repr=False)
     timings: dict[str, float] = field(default_factory=dict, repr=False)
     latest_only: bool = False
+    read: tuple[str, ...] | None = field(default=None, repr=False)
 
     def summary(self) -> pd.DataFrame:
         """Counts per severity (rows, most severe first): one column per state, and waived.
@@ -178,16 +181,17 @@ class AuditResult:
 
     def episodes(self, check_id: str, resource_id: str) -> pd.DataFrame:
         """The finding's alarm episodes up to the judged snapshot, oldest first: runs of
-        consecutive complete or partial snapshots in which it was in alarm. Columns
+        consecutive snapshots read (:attr:`read`) in which it was in alarm. Columns
         ``started`` and ``last_alarm`` (snapshot times), ``snapshots`` (how many),
         ``fixed_at`` (the next snapshot, not in alarm; NaT while still in alarm) and
         ``hours`` (``started`` to ``fixed_at``, as :meth:`mttr` averages them; NaN while
         in alarm). Empty when it never was in alarm.
         """
         times = self.snapshot_times
-        judged = times[
-            times.snapshot_status.isin(("complete", "partial")) & (times.seq <= self.target.seq)
-        ].sort_values("seq", ignore_index=True)
+        read = times.snapshot_status.isin(("complete", "partial"))
+        if self.read is not None:
+            read &= times.snapshot_id.isin(self.read)
+        judged = times[read & (times.seq <= self.target.seq)].sort_values("seq", ignore_index=True)
         alarms = _alarm_snapshots(self.rows, check_id, resource_id)
         in_alarm = judged.snapshot_id.isin(alarms)
         episode = (in_alarm != in_alarm.shift(fill_value=False)).cumsum()

@@ -11,9 +11,10 @@ is compared with, C (older), its state is:
 With C the snapshot just before T (the default) "before C" is simply "ever before". With
 no C (T is the first snapshot) every alarm is new. ``first_seen`` and ``last_seen`` are the
 first and last snapshot, up to T, in which the finding was in alarm. The engine registers
-the check rows' statuses (:func:`register_rows`), the full rows of T and C as
+the check rows' statuses (:func:`register_rows`), the snapshots it read (:func:`build_positions`:
+all of them, or the few of a latest-only audit), the full rows of T and C as
 ``audit_details`` (an Arrow table) and the check metadata as ``audit_checks`` before calling
-the others.
+the others. Only the snapshots read are numbered: one left unread would look like a fix.
 
 Millions of status rows go through these queries, so they group and window over small
 integer codes (``audit_codes``: check, resource and snapshot codes and an alarm flag, with a
@@ -28,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     import duckdb
     import pandas as pd
@@ -37,6 +38,7 @@ __all__ = [
     "STATES",
     "build_judged",
     "build_names",
+    "build_positions",
     "findings_table",
     "mean_time_to_resolve",
     "query_frame",
@@ -54,10 +56,20 @@ with grouped as (
     from audit_codes
     group by c, r, s
 )
-select g.c, g.r, g.s, n.seq, n.snapshot_at, g.alarm
+select g.c, g.r, g.s, p.seq, p.pos, p.snapshot_at, g.alarm
 from grouped g
 join audit_snapshot_codes k using (s)
-join snapshots n on n.snapshot_id = k.snapshot_id and n.status in ('complete', 'partial')
+join audit_positions p using (snapshot_id)
+"""
+
+# The committed snapshots the checks read, up to T, numbered in order (pos): a snapshot
+# outside the list (not read in a latest-only audit) is no observation at all.
+_POSITIONS_SQL = """
+create or replace temp table audit_positions as
+select snapshot_id, seq, snapshot_at, row_number() over (order by seq) as pos
+from snapshots
+where status in ('complete', 'partial') and seq <= $target
+    and ($ids is null or list_contains($ids, snapshot_id))
 """
 
 _FINDINGS_SQL = """
@@ -162,17 +174,8 @@ select 'service', snapshot_id, id, name from services where snapshot_id in ($a, 
 # position of each committed snapshot). An episode followed by a snapshot that is not in
 # alarm was resolved then; its time to resolve runs from its first alarm to that snapshot.
 _MTTR_SQL = """
-with positions as (
-    select snapshot_id, snapshot_at, row_number() over (order by seq) as pos
-    from snapshots
-    where status in ('complete', 'partial') and seq <= $target
-),
-alarms as (
-    select j.c, j.r, p.pos, p.snapshot_at
-    from audit_judged j
-    join audit_snapshot_codes k using (s)
-    join positions p using (snapshot_id)
-    where j.alarm
+with alarms as (
+    select c, r, pos, snapshot_at from audit_judged where alarm
 ),
 islands as (
     select *, pos - row_number() over (partition by c, r order by pos) as island
@@ -186,7 +189,7 @@ episodes as (
 resolved as (
     select cc.check_id, epoch(p.snapshot_at) - epoch(e.started) as seconds
     from episodes e
-    join positions p on p.pos = e.last_pos + 1
+    join audit_positions p on p.pos = e.last_pos + 1
     join audit_check_codes cc using (c)
 )
 select
@@ -234,6 +237,15 @@ def _dictionary(column: pa.ChunkedArray) -> pa.Array:
     return pc.cast(column.chunk(0).dictionary, pa.string())
 
 
+def build_positions(
+    con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str] | None, target_seq: int
+) -> None:
+    """``audit_positions``: the committed snapshots up to T the checks read (``snapshot_ids``;
+    None: every one), numbered in order. Episodes and resolve times run over these only."""
+    ids = list(snapshot_ids) if snapshot_ids is not None else None
+    con.execute(_POSITIONS_SQL, {"ids": ids, "target": target_seq})
+
+
 def build_judged(con: duckdb.DuckDBPyConnection) -> None:
     """``audit_judged``: one row per finding and snapshot, from :func:`register_rows`'s."""
     con.execute(_JUDGED_SQL)
@@ -252,12 +264,13 @@ def findings_table(
     con.execute(_FINDINGS_SQL, {"target": target_seq, "compare": compare_seq})
 
 
-def mean_time_to_resolve(con: duckdb.DuckDBPyConnection, target_seq: int) -> pd.DataFrame:
-    """Per check: ``check_id, severity, resolved_count, mttr_hours`` over history up to T.
+def mean_time_to_resolve(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Per check: ``check_id, severity, resolved_count, mttr_hours`` over the snapshots read
+    up to T (:func:`build_positions`).
 
     ``mttr_hours`` is null for a check none of whose alarms has been resolved yet.
     """
-    return query_frame(con, _MTTR_SQL, {"target": target_seq})
+    return query_frame(con, _MTTR_SQL)
 
 
 def query_frame(
