@@ -38,6 +38,7 @@ from toolkit.audit.lifecycle import (
     build_judged,
     build_names,
     build_positions,
+    build_unobserved,
     findings_table,
     mean_time_to_resolve,
     query_frame,
@@ -45,6 +46,7 @@ from toolkit.audit.lifecycle import (
 )
 from toolkit.audit.scope import (
     WINDOW_SCHEMA,
+    blind_checks,
     plan_scope,
     scoped,
     search_path,
@@ -79,6 +81,9 @@ CHECK_WORKERS = 2
 """Checks run side by side (each DuckDB query also uses DuckDB's own threads)."""
 _KEPT_TABLE = "main.audit_kept_snapshots"
 """The kept snapshot ids, when they are not written out (in main: both scopes read it)."""
+_OBSERVED_TABLE = "main.audit_observed_snapshots"
+"""The kept and partial snapshot ids (every status row kept), when not written out."""
+_BLIND_SCHEMA = pa.schema([("check_id", pa.string()), ("snapshot_id", pa.string())])
 ROW_SCHEMA = pa.schema([("check_id", pa.string()), *((c, pa.string()) for c in OUTPUT_COLUMNS)])
 """``audit_details``: a check's output columns as text, after the check's id."""
 _TEXT = pa.dictionary(pa.int32(), pa.string())
@@ -143,6 +148,12 @@ def run_audit(
         started = time.perf_counter()
         window = _window(committed, target, compare) if latest_only else None
         ids = [s.snapshot_id for s in window] if window is not None else None
+        partial = [
+            s.snapshot_id
+            for s in (window or committed)
+            if s.status == "partial" and s.seq <= target.seq
+        ]
+        blind = _blind(con, catalogue.specs, partial)
         plan = plan_scope(catalogue.specs, _row_counts(con, ids), _readers(con))
         # A store's latest-only connection already shows only those snapshots (_connection).
         with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
@@ -150,15 +161,19 @@ def run_audit(
             split = None if latest_only else _split_window(committed, target, compare)
             with _window_scope(con, catalogue.specs, split) as window_path:
                 timings["scope"] = time.perf_counter() - started
-                rows = run_checks(con, catalogue, keep, timings, window=window_path)
+                rows = run_checks(
+                    con, catalogue, keep, timings, window=window_path, observe=partial
+                )
             build_names(con, target.snapshot_id, compare.snapshot_id if compare else None)
     timings["checks"] = time.perf_counter() - started
     started = time.perf_counter()
     register_rows(con, rows.status)
     con.register("audit_details", rows.details)
     con.register("audit_checks", _checks_table(catalogue.specs))
+    con.register("audit_blind", blind)
     build_positions(con, ids, target.seq)
     build_judged(con)
+    build_unobserved(con)
     findings_table(con, target.seq, compare.seq if compare else None)
     findings, report = apply_waivers(con, chosen, today or datetime.now(UTC).date())
     mttr = mean_time_to_resolve(con)
@@ -180,6 +195,25 @@ def run_audit(
         timings=timings,
         latest_only=latest_only,
         read=tuple(read.snapshot_id),
+        blind=blind.to_pandas(),
+    )
+
+
+def _blind(
+    con: duckdb.DuckDBPyConnection, specs: Sequence[CheckSpec], partial: Sequence[str]
+) -> pa.Table:
+    """``(check_id, snapshot_id)`` of each check reading a table that a failed call of a
+    ``partial`` snapshot left short there (:func:`~toolkit.audit.scope.blind_checks`)."""
+    if not partial:
+        return _BLIND_SCHEMA.empty_table()
+    failures = con.execute(
+        "select distinct snapshot_id, endpoint, table_name from collection_errors "
+        "where list_contains($ids, snapshot_id) and not coalesce(not_visible, false)",
+        {"ids": list(partial)},
+    ).fetchall()
+    pairs = blind_checks(specs, [(str(i), str(e), t) for i, e, t in failures])
+    return pa.Table.from_pylist(
+        [{"check_id": c, "snapshot_id": i} for c, i in pairs], schema=_BLIND_SCHEMA
     )
 
 
@@ -204,6 +238,7 @@ def run_checks(
     timings: dict[str, float] | None = None,
     workers: int = CHECK_WORKERS,
     window: str | None = None,
+    observe: Collection[str] = (),
 ) -> CheckRows:
     """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids.
 
@@ -220,9 +255,14 @@ def run_checks(
     ``-- history: snapshot`` or ``previous`` then runs twice, for the statuses of every
     snapshot (identity and status only, so no text is built) and in the window for the
     full rows of ``keep``, which must judge those snapshots exactly as the first run did.
+
+    The status rows of the ``observe`` snapshots (the partial ones) are kept whole too, ok
+    ones included: there a finding with no row at all may not have been observed.
     """
     ids = sorted(keep)
     kept = snapshot_filter(con, ids, _KEPT_TABLE)
+    extra = sorted(set(observe) - set(ids))
+    observed = snapshot_filter(con, [*ids, *extra], _OBSERVED_TABLE) if extra else kept
     path = search_path(con)
     cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
     for _ in range(max(1, workers)):
@@ -236,14 +276,16 @@ def run_checks(
         overrides = catalogue.overrides.get(spec.id)
         try:
             if window is not None and spec.history != "all":
-                return _split_check_rows(cursor, spec, overrides, ids, kept, (path, window))
-            return _check_rows(cursor, spec, overrides, ids, kept)
+                filters = (kept, observed)
+                return _split_check_rows(cursor, spec, overrides, ids, filters, (path, window))
+            return _check_rows(cursor, spec, overrides, ids, (kept, observed))
         finally:
             cursors.put(cursor)
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit-check") as pool:
         done = list(pool.map(one, catalogue.specs))
-    con.execute(f"drop table if exists {_KEPT_TABLE}")  # made only for odd ids
+    for table in (_KEPT_TABLE, _OBSERVED_TABLE):  # made only for odd ids
+        con.execute(f"drop table if exists {table}")
     if timings is not None:
         timings.update(
             (spec.id, seconds) for spec, (_, _, seconds) in zip(catalogue.specs, done, strict=True)
@@ -258,17 +300,20 @@ def _check_rows(
     spec: CheckSpec,
     overrides: Mapping[str, object] | None,
     ids: Sequence[str],
-    kept: str,
+    filters: tuple[str, str],
 ) -> tuple[pa.Table, pa.Table, float]:
-    """One check's status rows, its full rows of the ``ids`` snapshots, and its seconds."""
+    """One check's status rows, its full rows of the ``ids`` snapshots, and its seconds.
+    ``filters``: the predicates for the ``ids`` snapshots and for those whose every status
+    row is kept."""
     started = time.perf_counter()
+    kept, observed = filters
     params = spec.bind(overrides)
     # The check's SQL is code from a check file, never a value; values are parameters.
     # Reason and evidence of the alarms of other snapshots are not needed (nor fetched).
     sql = (
         f"select * replace (case when {kept} then reason end as reason, "
         f"case when {kept} then evidence end as evidence)\n"
-        f"from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {kept}"
+        f"from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {observed}"
     )
     try:
         result = run_sql(con, spec, sql, params)
@@ -295,7 +340,7 @@ def _split_check_rows(
     spec: CheckSpec,
     overrides: Mapping[str, object] | None,
     ids: Sequence[str],
-    kept: str,
+    filters: tuple[str, str],
     paths: tuple[str, str],
 ) -> tuple[pa.Table, pa.Table, float]:
     """:func:`_check_rows` for a check judging a snapshot from it and the one before at
@@ -303,10 +348,11 @@ def _split_check_rows(
     started = time.perf_counter()
     params = spec.bind(overrides)
     history, window = paths
+    kept, observed = filters
     # The check's SQL is code from a check file, never a value; values are parameters.
     statuses_sql = (
         "select snapshot_id, resource_id, status "  # noqa: S608 - see above
-        f"from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {kept}"
+        f"from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {observed}"
     )
     rows_sql = f"select * from (\n{spec.sql}\n) as check_rows where {kept}"  # noqa: S608 - see above
     try:

@@ -101,6 +101,14 @@ class AuditResult:
     ``lifecycle``) and of each check, by id. ``read`` has the ids of the committed snapshots
     up to the judged one that the checks read, oldest first (None: all of them): a
     latest-only audit reads a few, and episodes and resolve times run over those alone.
+
+    A partial snapshot may not have collected what a check reads: ``blind`` has one row
+    (``check_id, snapshot_id``) per check reading a table whose collection failed there. A
+    finding of such a check with no row in that snapshot was not observed: it neither ends
+    nor starts an episode, and its state is carried over from when it was last observed
+    (``status`` ``unobserved`` when that is the judged snapshot, its reason prefixed
+    ``not collected:``). :attr:`partial` names the judged and compared snapshots that are
+    partial.
     """
 
     target: SnapshotRef
@@ -115,6 +123,16 @@ class AuditResult:
     timings: dict[str, float] = field(default_factory=dict, repr=False)
     latest_only: bool = False
     read: tuple[str, ...] | None = field(default=None, repr=False)
+    blind: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame({"check_id": [], "snapshot_id": []}, dtype=str),
+        repr=False,
+    )
+
+    @property
+    def partial(self) -> tuple[SnapshotRef, ...]:
+        """The judged and compared snapshots that are partial (some calls failed), judged
+        first: outputs should say so, and which checks were blind there (:attr:`blind`)."""
+        return tuple(s for s in (self.target, self.compare) if s and s.status == "partial")
 
     def summary(self) -> pd.DataFrame:
         """Counts per severity (rows, most severe first): one column per state, and waived.
@@ -181,9 +199,10 @@ class AuditResult:
 
     def episodes(self, check_id: str, resource_id: str) -> pd.DataFrame:
         """The finding's alarm episodes up to the judged snapshot, oldest first: runs of
-        consecutive snapshots read (:attr:`read`) in which it was in alarm. Columns
+        consecutive snapshots read (:attr:`read`) in which it was in alarm, skipping those
+        that did not observe it (see :attr:`blind`). Columns
         ``started`` and ``last_alarm`` (snapshot times), ``snapshots`` (how many),
-        ``fixed_at`` (the next snapshot, not in alarm; NaT while still in alarm) and
+        ``fixed_at`` (the next snapshot observing it not in alarm; NaT while in alarm) and
         ``hours`` (``started`` to ``fixed_at``, as :meth:`mttr` averages them; NaN while
         in alarm). Empty when it never was in alarm.
         """
@@ -191,8 +210,12 @@ class AuditResult:
         read = times.snapshot_status.isin(("complete", "partial"))
         if self.read is not None:
             read &= times.snapshot_id.isin(self.read)
-        judged = times[read & (times.seq <= self.target.seq)].sort_values("seq", ignore_index=True)
-        alarms = _alarm_snapshots(self.rows, check_id, resource_id)
+        judged = times[read & (times.seq <= self.target.seq)]
+        blind = self.blind.snapshot_id[self.blind.check_id == check_id]
+        seen = _row_snapshots(self.rows, check_id, resource_id)
+        unobserved = judged.snapshot_id.isin(blind) & ~judged.snapshot_id.isin(seen)
+        judged = judged[~unobserved].sort_values("seq", ignore_index=True)
+        alarms = _row_snapshots(self.rows, check_id, resource_id, "alarm")
         in_alarm = judged.snapshot_id.isin(alarms)
         episode = (in_alarm != in_alarm.shift(fill_value=False)).cumsum()
         at = judged.snapshot_at
@@ -223,12 +246,13 @@ class AuditResult:
         return merged.merge(meta, on="check_id", how="left")
 
 
-def _alarm_snapshots(rows: pa.Table, check_id: str, resource_id: str) -> set[str]:
-    """The snapshot ids in which ``rows`` (:data:`STATUS_SCHEMA`-shaped) have the resource
-    in alarm for the check."""
+def _row_snapshots(
+    rows: pa.Table, check_id: str, resource_id: str, status: str | None = None
+) -> set[str]:
+    """The snapshot ids in which ``rows`` (:data:`STATUS_SCHEMA`-shaped) have a row of the
+    check for the resource (with ``status``, when given)."""
     text = rows.cast(_PLAIN)
-    mask = pc.and_(
-        pc.and_(pc.equal(text["check_id"], check_id), pc.equal(text["resource_id"], resource_id)),
-        pc.equal(text["status"], "alarm"),
-    )
+    mask = pc.and_(pc.equal(text["check_id"], check_id), pc.equal(text["resource_id"], resource_id))
+    if status is not None:
+        mask = pc.and_(mask, pc.equal(text["status"], status))
     return set(text["snapshot_id"].filter(mask).to_pylist())

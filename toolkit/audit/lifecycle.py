@@ -8,6 +8,11 @@ is compared with, C (older), its state is:
 * ``regressed`` in alarm at T, not at C, but in alarm at some snapshot before C;
 * ``resolved``  in alarm at C, and ok or absent (the resource is gone) at T.
 
+A partial snapshot may have failed to collect what a check reads (``audit_blind``): a
+finding of that check with no row there was not observed (``audit_unobserved``), and is
+taken to be as it was when last observed. Such a snapshot neither ends nor starts an
+episode, and a finding not observed at T has status ``unobserved``.
+
 With C the snapshot just before T (the default) "before C" is simply "ever before". With
 no C (T is the first snapshot) every alarm is new. ``first_seen`` and ``last_seen`` are the
 first and last snapshot, up to T, in which the finding was in alarm. The engine registers
@@ -39,6 +44,7 @@ __all__ = [
     "build_judged",
     "build_names",
     "build_positions",
+    "build_unobserved",
     "findings_table",
     "mean_time_to_resolve",
     "query_frame",
@@ -74,15 +80,42 @@ where status in ('complete', 'partial') and seq <= $target
 
 _FINDINGS_SQL = """
 create or replace temp table audit_findings as
-with stated_pairs as (  -- only a finding in alarm at T or C has a state: the others (most
-    -- rows of a latest-only audit are ok) are not grouped
+with stated_pairs as (  -- only a finding in alarm at T or C (or, not observed there, when
+    -- last observed) has a state: the others (most rows of a latest-only audit) are not grouped
     select distinct c, r from audit_judged where alarm and (seq = $target or seq = $compare)
+    union
+    select c, r from audit_unobserved where seq = $target or seq = $compare
 ),
-per_finding as (
+marks as (  -- the alarms and unobserved snapshots of findings some snapshot did not observe
+    select *, pos - row_number() over (partition by c, r order by pos) as island
+    from (
+        select c, r, pos, seq, alarm from audit_judged
+        semi join (select distinct c, r from audit_unobserved) u using (c, r)
+        where alarm
+        union all
+        select c, r, pos, seq, false from audit_unobserved
+    )
+),
+carried as (  -- in alarm at T (or C), or not observed there and in alarm when last observed
+    select m.c, m.r,
+        coalesce(bool_or(m.alarm and m.island = a.island_now), false) as alarm_now,
+        coalesce(bool_or(m.alarm and m.island = a.island_then and m.seq <= $compare), false)
+            as alarm_then,
+        coalesce(bool_or(not m.alarm and m.seq = $target), false) as unobserved_now
+    from marks m
+    join (
+        select c, r,
+            any_value(island) filter (where seq = $target) as island_now,
+            any_value(island) filter (where seq = $compare) as island_then
+        from marks group by c, r
+    ) a using (c, r)
+    group by m.c, m.r
+),
+observed as (
     select
         c,
         r,
-        coalesce(bool_or(alarm and seq = $target), false) as alarm_now,
+        coalesce(bool_or(alarm and seq = $target), false) as alarm_at_target,
         coalesce(bool_or(alarm and seq = $compare), false) as alarm_then,
         coalesce(bool_or(alarm and seq < $compare), false) as alarmed_before,
         bool_or(seq = $target) as present_now,
@@ -90,8 +123,16 @@ per_finding as (
         max(snapshot_at) filter (where alarm) as last_seen,
         arg_max(s, seq) filter (where seq = $target or seq = $compare) as s
     from audit_judged semi join stated_pairs using (c, r)
-    where seq <= $target
     group by c, r
+),
+per_finding as (
+    select
+        o.* exclude (alarm_then),
+        coalesce(k.alarm_now, o.alarm_at_target) as alarm_now,
+        coalesce(k.alarm_then, o.alarm_then) as alarm_then,
+        coalesce(k.unobserved_now, false) as unobserved_now
+    from observed o
+    left join carried k using (c, r)
 ),
 stated as (  -- the findings with a state, by their text ids
     select
@@ -137,9 +178,18 @@ select
     en.name as environment_name,
     f.service_id,
     sv.name as service_name,
-    case when f.alarm_now then 'alarm' when f.present_now then 'ok' else 'absent' end as status,
+    case
+        when f.alarm_at_target then 'alarm'
+        when f.present_now then 'ok'
+        when f.unobserved_now then 'unobserved'
+        else 'absent'
+    end as status,
     f.state,
-    f.reason,
+    case  -- the text is the compared snapshot's when the judged one has no row
+        when f.alarm_at_target or f.present_now then f.reason
+        when f.unobserved_now then concat('not collected: ', f.reason)
+        else f.reason
+    end as reason,
     f.evidence,
     f.first_seen,
     f.last_seen,
@@ -174,17 +224,20 @@ select 'service', snapshot_id, id, name from services where snapshot_id in ($a, 
 # position of each committed snapshot). An episode followed by a snapshot that is not in
 # alarm was resolved then; its time to resolve runs from its first alarm to that snapshot.
 _MTTR_SQL = """
-with alarms as (
-    select c, r, pos, snapshot_at from audit_judged where alarm
+with marks as (  -- alarms, and snapshots that did not observe a finding (audit_unobserved)
+    select c, r, pos, snapshot_at, true as alarm from audit_judged where alarm
+    union all
+    select c, r, pos, snapshot_at, false from audit_unobserved
 ),
 islands as (
     select *, pos - row_number() over (partition by c, r order by pos) as island
-    from alarms
+    from marks
 ),
-episodes as (
-    select c, min(snapshot_at) as started, max(pos) as last_pos
+episodes as (  -- a run of marks with an alarm: unobserved snapshots neither end nor start one
+    select c, min(snapshot_at) filter (where alarm) as started, max(pos) as last_pos
     from islands
     group by c, r, island
+    having bool_or(alarm)
 ),
 resolved as (
     select cc.check_id, epoch(p.snapshot_at) - epoch(e.started) as seconds
@@ -201,6 +254,26 @@ from audit_checks c
 left join resolved r on r.check_id = c.check_id
 group by c.check_id, c.severity, c.severity_rank
 order by c.severity_rank, c.check_id
+"""
+
+# A finding (ever in alarm) not observed in a snapshot: its check reads a table that a failed
+# call left short there (audit_blind, from collection_errors), and it has no row there. Only
+# partial snapshots can be blind, and their ok rows are all kept, so "no row" is known.
+_UNOBSERVED_SQL = """
+create or replace temp table audit_unobserved as
+with blind as (
+    select cc.c, p.pos, p.seq, p.snapshot_at
+    from audit_blind b
+    join audit_check_codes cc using (check_id)
+    join audit_positions p using (snapshot_id)
+),
+alarmed as (
+    select distinct c, r from audit_judged semi join blind using (c) where alarm
+)
+select a.c, a.r, b.pos, b.seq, b.snapshot_at
+from alarmed a
+join blind b using (c)
+where not exists (select 1 from audit_judged j where j.c = a.c and j.r = a.r and j.pos = b.pos)
 """
 
 
@@ -249,6 +322,12 @@ def build_positions(
 def build_judged(con: duckdb.DuckDBPyConnection) -> None:
     """``audit_judged``: one row per finding and snapshot, from :func:`register_rows`'s."""
     con.execute(_JUDGED_SQL)
+
+
+def build_unobserved(con: duckdb.DuckDBPyConnection) -> None:
+    """``audit_unobserved``: each finding ever in alarm and snapshot that did not observe it,
+    from ``audit_blind`` (check ids and the partial snapshots in which they are blind)."""
+    con.execute(_UNOBSERVED_SQL)
 
 
 def build_names(con: duckdb.DuckDBPyConnection, target: str, compare: str | None) -> None:

@@ -45,9 +45,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_MAX_ROWS",
+    "ENDPOINT_TABLES",
     "SCOPE_SCHEMA",
     "WINDOW_SCHEMA",
     "ScopePlan",
+    "blind_checks",
     "plan_scope",
     "scoped",
     "search_path",
@@ -62,6 +64,21 @@ CACHE_MAX_ROWS = 5_000_000
 """A table with more rows than this in scope is scanned by each check rather than copied."""
 _SHARED = re.compile(r"^--\s*materialize:\s*shared\s*$", re.MULTILINE)
 _COPIED_READERS = frozenset({"dataset"})
+ENDPOINT_TABLES: dict[str, tuple[str, ...]] = {
+    "users.me": ("credentials", "credential_resources"),
+    "templates.list": ("templates",),
+    "buckets.list": ("s3_buckets",),
+    "service_groups.list": ("service_groups",),
+    "deployments.list": ("deployments", "replica_events"),
+    "replicas.list": ("replicas", "replica_events"),
+    "replicas.health": ("replica_health", "replicas", "replica_events"),
+    "volumes.list": ("volumes",),
+    "variables.list": ("variables", "variable_references"),
+    "webhooks.list": ("webhooks", "webhook_events"),
+}
+"""The tables a failed call of each endpoint (``collection_errors.endpoint``) leaves short.
+A listing of the hierarchy (teams, projects, environments, services) or an endpoint not
+named here leaves every table short: what hangs below it was never asked for."""
 """Readers (see ``toolkit.snapshot.views``) whose tables are worth copying into DuckDB."""
 
 
@@ -158,6 +175,34 @@ def plan_scope(
     }
     shared = {n for n, sql in derived.items() if reads[n] >= 2 and _SHARED.search(sql)}
     return ScopePlan(frozenset(cache), frozenset(shared))
+
+
+def blind_checks(
+    specs: Iterable[CheckSpec],
+    failures: Iterable[tuple[str, str, str | None]],
+    views: Path = VIEWS,
+) -> list[tuple[str, str]]:
+    """``(check_id, snapshot_id)`` for each check that reads a table left short in a
+    snapshot: ``failures`` are ``(snapshot_id, endpoint, table_name)`` of the
+    ``collection_errors`` rows that made snapshots partial (a schema drift names its table;
+    any other failure its endpoint, see :data:`ENDPOINT_TABLES`).
+
+    A finding of such a check with no row in that snapshot was not observed there: the
+    data that would show it may not have been collected.
+    """
+    derived = {p.stem: p.read_text(encoding="utf-8") for p in sorted(views.glob("*.sql"))}
+    names = [*SNAPSHOT_TABLES, *derived]
+    reads = {spec.id: _reach(spec.sql, derived, names) for spec in specs}
+    short: dict[str, set[str]] = {}
+    for snapshot_id, endpoint, table in failures:
+        tables = (table,) if table else ENDPOINT_TABLES.get(endpoint, SNAPSHOT_TABLES)
+        short.setdefault(snapshot_id, set()).update(tables)
+    return [
+        (check_id, snapshot_id)
+        for check_id, read in reads.items()
+        for snapshot_id, tables in sorted(short.items())
+        if read & tables
+    ]
 
 
 def snapshot_filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str], table: str) -> str:

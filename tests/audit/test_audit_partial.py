@@ -1,0 +1,121 @@
+"""A partial snapshot: a finding it could not have collected is not observed there, so it
+is neither resolved nor regressed by it, and no episode ends in it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+from engine_world import engine_catalogue, history, service_id
+
+from toolkit.audit import run_audit
+from toolkit.audit.scope import ENDPOINT_TABLES, blind_checks
+from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
+from toolkit.collect.calls import READ_ENDPOINTS
+from toolkit.snapshot import SNAPSHOT_TABLES
+
+IDS = fixture_snapshot_ids(4)
+
+
+def partial_day3(endpoint: str) -> dict[str, Any]:
+    """The engine history with day 3 partial: a call of ``endpoint`` failed for production,
+    and the service 'open' (in alarm every other day) is missing from it."""
+    fixture = history()
+    day3 = fixture["snapshots"][2]
+    day3["status"] = "partial"
+    tables = day3["tables"]
+    tables["services"] = [s for s in tables["services"] if s["id"] != service_id("open")]
+    tables["collection_errors"] = [
+        {
+            "endpoint": endpoint,
+            "method": "GET",
+            "team_id": "t-pay",
+            "project_id": "p-shop",
+            "environment_id": "e-prod",
+            "status": 503,
+            "error_type": "unavailable",
+            "not_visible": False,
+        }
+    ]
+    return fixture
+
+
+def by_resource(frame: pd.DataFrame, check: str = "TST001") -> pd.DataFrame:
+    return frame[frame.check_id == check].set_index("resource_id")
+
+
+def test_a_finding_missing_from_a_partial_snapshot_is_not_resolved_there() -> None:
+    con = fixture_connection(partial_day3("services.list"))
+    judged = run_audit(con, checks=engine_catalogue(), snapshot=IDS[2])
+    assert [s.snapshot_id for s in judged.partial] == [IDS[2]]
+    assert set(judged.blind.snapshot_id) == {IDS[2]} and "TST001" in set(judged.blind.check_id)
+    row = by_resource(judged.findings).loc[service_id("open")]
+    assert (row.state, row.status) == ("open", "unobserved")
+    assert row.reason.startswith("not collected: ")
+    assert len(judged.failing("high")) >= 1 and service_id("open") in set(
+        judged.failing("high").resource_id
+    )
+    # Compared with the partial snapshot, it is still open, not regressed.
+    after = run_audit(con, checks=engine_catalogue(), compare_to=IDS[2])
+    assert by_resource(after.findings).loc[service_id("open"), "state"] == "open"
+    # One episode, never fixed; resolve times as without the partial snapshot (42 h).
+    episodes = after.episodes("TST001", service_id("open"))
+    assert len(episodes) == 1 and pd.isna(episodes.fixed_at[0])
+    mttr = after.mttr().set_index("check_id")
+    assert mttr.loc["TST001", "resolved_count"] == 4
+    assert mttr.loc["TST001", "mttr_hours"] == pytest.approx(42.0)
+
+
+def test_latest_only_agrees_on_a_partial_compared_snapshot() -> None:
+    con = fixture_connection(partial_day3("services.list"))
+    fast = run_audit(con, checks=engine_catalogue(), compare_to=IDS[2], latest_only=True)
+    assert by_resource(fast.findings).loc[service_id("open"), "state"] == "open"
+    episodes = fast.episodes("TST001", service_id("open"))
+    assert len(episodes) == 1 and pd.isna(episodes.fixed_at[0])
+
+
+def test_a_failure_the_check_does_not_read_leaves_it_judged() -> None:
+    # Webhooks failed: TST001 reads services only, so 'open' missing on day 3 is gone there.
+    con = fixture_connection(partial_day3("webhooks.list"))
+    judged = run_audit(con, checks=engine_catalogue(), snapshot=IDS[2])
+    assert judged.partial and "TST001" not in set(judged.blind.check_id)
+    row = by_resource(judged.findings).loc[service_id("open")]
+    assert (row.state, row.status) == ("resolved", "absent")
+    episodes = judged.episodes("TST001", service_id("open"))
+    assert len(episodes) == 1 and episodes.fixed_at[0] == judged.target.snapshot_at
+
+
+def test_every_endpoint_maps_to_declared_tables() -> None:
+    assert set(ENDPOINT_TABLES) <= READ_ENDPOINTS
+    hierarchy = {"teams.list", "projects.list", "environments.list", "services.list"}
+    assert READ_ENDPOINTS - set(ENDPOINT_TABLES) == hierarchy  # these leave every table short
+    for tables in ENDPOINT_TABLES.values():
+        assert set(tables) <= set(SNAPSHOT_TABLES)
+
+
+def test_blind_checks_follow_what_each_check_reads() -> None:
+    specs = engine_catalogue().specs  # all three read services only
+    assert blind_checks(specs, [("s3", "webhooks.list", None)]) == []
+    assert {c for c, _ in blind_checks(specs, [("s3", "teams.list", None)])} == {
+        "TST001", "TST002", "TST003",
+    }  # fmt: skip
+    drift = blind_checks(specs, [("s3", "variables.list", "services")])
+    assert drift == [(s.id, "s3") for s in specs]  # a drift names the table it hit
+
+
+def test_a_fix_a_partial_snapshot_did_observe_counts() -> None:
+    # 'resolved' (o A A o) is fixed on day 3 instead: its ok row there is an observation,
+    # though day 3 is partial and neither judged nor compared (day 4 against day 2).
+    fixture = partial_day3("services.list")
+    for service in fixture["snapshots"][2]["tables"]["services"]:
+        if service["id"] == service_id("resolved"):
+            service["memory_limits_megabytes"] = 512
+    result = run_audit(fixture_connection(fixture), checks=engine_catalogue())
+    assert result.compare is not None and result.compare.snapshot_id == IDS[1]
+    episodes = result.episodes("TST001", service_id("resolved"))
+    assert episodes.hours.tolist() == [24.0]
+    # Resolved after 24 h (resolved), 24 h (regressed), 72 h (gone), 24 h (once).
+    mttr = result.mttr().set_index("check_id")
+    assert mttr.loc["TST001", "resolved_count"] == 4
+    assert mttr.loc["TST001", "mttr_hours"] == pytest.approx(36.0)
