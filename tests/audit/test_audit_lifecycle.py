@@ -36,6 +36,9 @@ def test_states_between_the_two_newest_snapshots() -> None:
     }
     by_id = result.findings[result.findings.check_id == "TST001"].set_index("resource_id")
     assert by_id.loc[service_id("gone"), "status"] == "absent"
+    gone = by_id.loc[service_id("gone"), "reason"]  # the old alarm's text, saying it is gone
+    assert gone == "gone: Service gone memory limit -1 MB."
+    assert not by_id.loc[service_id("resolved"), "reason"].startswith("gone")
     assert by_id.loc[service_id("resolved"), "status"] == "ok"
     assert by_id.loc[service_id("new"), "status"] == "alarm"
     seen = {

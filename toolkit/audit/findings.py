@@ -108,7 +108,9 @@ class AuditResult:
     nor starts an episode, and its state is carried over from when it was last observed
     (``status`` ``unobserved`` when that is the judged snapshot, its reason prefixed
     ``not collected:``). :attr:`partial` names the judged and compared snapshots that are
-    partial.
+    partial. A finding ``absent`` from the judged snapshot otherwise is gone (the resource
+    was deleted, or the check no longer examines it): ``resolved``, with the compared
+    snapshot's reason prefixed ``gone:``, so no output shows the old alarm as current.
     """
 
     target: SnapshotRef

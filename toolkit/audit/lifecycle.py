@@ -188,7 +188,7 @@ select
     case  -- the text is the compared snapshot's when the judged one has no row
         when f.alarm_at_target or f.present_now then f.reason
         when f.unobserved_now then concat('not collected: ', f.reason)
-        else f.reason
+        else concat('gone: ', f.reason)  -- no row, in a snapshot that saw all it reads
     end as reason,
     f.evidence,
     f.first_seen,
