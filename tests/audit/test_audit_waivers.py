@@ -187,7 +187,7 @@ def test_failing_ignores_waived_findings(tmp_path: Path) -> None:
         ('[[waivers]]\ncheck = "TST001"\nservice = "x"\nreason = "r"\nowner = "o"\n',
          r"'expires' is required"),
         ('[[waivers]]\ncheck = "TST001"\nservice = "x"\nreason = "r"\nowner = "o"\n'
-         'expires = "soon"\n', r"'expires' is required, a date"),
+         'expires = "soon"\n', r"'expires' = \"soon\" is not a date: give one such as"),
         ('[[waivers]]\ncheck = "TST001"\nservcie = "x"\nreason = "r"\nowner = "o"\n'
          "expires = 2026-01-01\n", r"unknown key 'servcie'; did you mean 'service'"),
         ('[[waivers]]\ncheck = "TST001"\nresources = []\nreason = "r"\nowner = "o"\n'
@@ -214,3 +214,72 @@ def test_bad_yaml_and_missing_file(tmp_path: Path) -> None:
         load_waivers(path)
     with pytest.raises(WaiverError, match="does not exist"):
         load_waivers(tmp_path / "nope.toml")
+
+
+ENTRY = 'check = "TST001"\nservice = "x"\nreason = "r"\nowner = "o"\n'
+YAML_ENTRY = "waivers:\n  - check: TST001\n    service: x\n    reason: r\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        # unreadable bytes: once a UnicodeDecodeError traceback
+        ("waivers.toml", b"\x00\xff\xfe\x80garbage", r"is not UTF-8 text, byte 1 cannot be read"),
+        ("waivers.yaml", "waivers: []\n".encode("utf-16"), r"is not UTF-8 text \(it is UTF-16\)"),
+        # a date that does not exist, in YAML: once a bare ValueError
+        ("waivers.yaml", YAML_ENTRY + "    owner: o\n    expires: 2026-02-30\n",
+         r"'2026-02-30' is not a real date"),
+        # a key written twice: PyYAML kept the last, waiving postgres instead of mongodb
+        ("waivers.yaml", YAML_ENTRY + "    service: y\n    owner: o\n    expires: 2099-01-01\n",
+         r"found 'service' twice"),
+        # a date and time: its time was dropped without a word
+        ("waivers.toml", f"[[waivers]]\n{ENTRY}expires = 2026-11-22T00:00:01Z\n",
+         r"'expires' = 2026-11-22T00:00:01\+00:00 is a date and time: give a date \(YYYY-MM-DD\)"),
+        ("waivers.toml", f'[[waivers]]\n{ENTRY}expires = "2026-12-31T10:00:00Z"\n',
+         r"'expires' = \"2026-12-31T10:00:00Z\" is a date and time"),
+        ("waivers.yaml", YAML_ENTRY + "    owner: o\n    expires: 2026-12-31 10:00:00\n",
+         r"'expires' = 2026-12-31T10:00:00 is a date and time"),
+        # present but not a date: the value is shown, and it is not called missing
+        ("waivers.toml", f'[[waivers]]\n{ENTRY}expires = "2026-13-01"\n',
+         r"'expires' = \"2026-13-01\" is not a date: give one such as 2026-06-30"),
+        ("waivers.toml", f"[[waivers]]\n{ENTRY}expires = 20261231\n",
+         r"'expires' = 20261231 is not a date"),
+        ("waivers.toml", f'[[waivers]]\n{ENTRY}expires = "20261231"\n',
+         r"'expires' = \"20261231\" is not a date"),
+        ("waivers.toml", f"[[waivers]]\n{ENTRY}expires = 12:00:00\n",
+         r"'expires' = 12:00:00 is not a date"),
+        # YAML 1.1 reads a bare no as false
+        ("waivers.yaml", YAML_ENTRY.replace("reason: r", "reason: r\n    owner: no")
+         + "    expires: 2099-01-01\n", r"'owner' must be text, not false: put it in quotes"),
+        ('waivers.toml', f"[waivers]\n{ENTRY}expires = 2026-12-31\n",
+         r"under \[\[waivers\]\] \(two brackets\), not \[waivers\]"),
+        # the suffix picks the parser
+        ("waivers.toml", YAML_ENTRY + "    owner: o\n    expires: 2099-01-01\n",
+         r"it looks like YAML, which is read only from a \.yaml or \.yml file"),
+        ("waivers.json", '{"waivers": []}\n', r"the suffix picks the parser"),
+        ("waivers.yaml", f"[[waivers]]\n{ENTRY}expires = 2026-12-31\n",
+         r"it looks like TOML, which is read from a \.toml file"),
+    ],
+)  # fmt: skip
+def test_unreadable_or_ambiguous_waivers_are_refused_naming_the_file(
+    tmp_path: Path, name: str, content: str | bytes, message: str
+) -> None:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    with pytest.raises(WaiverError, match=message) as caught:
+        load_waivers(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_folder_is_not_a_waivers_file(tmp_path: Path) -> None:
+    with pytest.raises(WaiverError, match="is a folder, not a file"):
+        load_waivers(tmp_path)
+
+
+def test_a_byte_order_mark_is_read_past(tmp_path: Path) -> None:
+    path = tmp_path / "waivers.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + f"[[waivers]]\n{ENTRY}expires = 2026-12-31\n".encode())
+    assert [w.expires for w in load_waivers(path)] == [date(2026, 12, 31)]

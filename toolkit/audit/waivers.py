@@ -16,6 +16,10 @@ A TOML file (or YAML, same shape) holds a list of waivers::
     owner = "..."
     expires = 2026-03-31
 
+``expires`` is a date (YYYY-MM-DD): the waiver holds to the end of that day, UTC; a date
+and time is refused, not cut to its date. A YAML file (``.yaml`` or ``.yml``; every other
+suffix is read as TOML) may not give a key twice in one entry.
+
 A waived finding is shown as waived, never dropped. A waiver past its expiry date stops
 hiding its findings and is itself reported; an active waiver that matches no finding in
 alarm is reported as stale, and one that ends within :data:`EXPIRING_DAYS` as expiring, so
@@ -28,9 +32,12 @@ DuckDB (``GLOB``), next to the findings.
 from __future__ import annotations
 
 import difflib
+import functools
+import json
+import re
 import tomllib
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime, time
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +73,7 @@ WAIVER_STATUSES = ("active", "expiring", "expired", "stale", "unchecked")
 ATTENTION = ("expiring", "expired", "stale")
 """The statuses of waivers someone has to renew, fix or remove."""
 _KEYS = {"check", "resources", "reason", "owner", "expires", *SELECTORS}
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 WAIVERS = "audit_waivers"
 _SCHEMA = pa.schema(
     [
@@ -107,26 +115,105 @@ class Waiver:
 
 def load_waivers(path: Path) -> list[Waiver]:
     """Read a ``.toml``, ``.yaml`` or ``.yml`` file; :class:`WaiverError` names a bad entry."""
-    if not path.is_file():
-        raise WaiverError(f"waivers file {path} does not exist: fix [audit] waivers or --waivers")
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path)
     if path.suffix.lower() in (".yaml", ".yml"):
         data = _yaml(text, path)
     else:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise WaiverError(f"{path} is not valid TOML ({exc}): fix the line it names") from exc
+            raise WaiverError(
+                f"{path} is not valid TOML ({exc}): fix the line it names{_suffix_hint(path, text)}"
+            ) from exc
     return parse_waivers(data, str(path))
+
+
+def _read_text(path: Path) -> str:
+    """The file as text (a UTF-8 byte-order mark is dropped, as Windows editors write one)."""
+    fix = "fix [audit] waivers or --waivers"
+    if path.is_dir():
+        raise WaiverError(f"waivers file {path} is a folder, not a file: {fix}")
+    if not path.is_file():
+        raise WaiverError(f"waivers file {path} does not exist: {fix}")
+    try:
+        data = path.read_bytes()
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        utf16 = " (it is UTF-16)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise WaiverError(
+            f"{path} is not UTF-8 text{utf16}, byte {exc.start} cannot be read: save it as "
+            f"UTF-8, or {fix} if it names the wrong file"
+        ) from None
+    except OSError as exc:
+        raise WaiverError(
+            f"cannot read waivers file {path} ({exc.strerror or exc}): {fix}"
+        ) from None
+
+
+def _suffix_hint(path: Path, text: str) -> str:
+    """Why a file failed to parse when it was never meant to be in that language: the
+    suffix decides, .yaml or .yml for YAML and anything else for TOML."""
+    if path.suffix.lower() in (".yaml", ".yml"):
+        if re.search(r"^\s*\[\[?waivers\]", text, re.MULTILINE):
+            return f"; it looks like TOML, which is read from a .toml file: rename {path}"
+        return ""
+    if path.suffix.lower() != ".toml":
+        return "; the suffix picks the parser: name the file .toml, or .yaml (or .yml) for YAML"
+    if re.search(r"^\s*-?\s*waivers\s*:", text, re.MULTILINE):
+        return f"; it looks like YAML, which is read only from a .yaml or .yml file: rename {path}"
+    return ""
 
 
 def _yaml(text: str, path: Path) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(text) or {}
+        return yaml.load(text, Loader=_strict_loader()) or {}  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
-        raise WaiverError(f"{path} is not valid YAML ({exc}): fix the line it names") from exc
+        raise WaiverError(
+            f"{path} is not valid YAML ({exc}): fix the line it names{_suffix_hint(path, text)}"
+        ) from exc
+
+
+@functools.cache
+def _strict_loader() -> type:
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the
+    last silently, so a waiver would hide another resource than the one first written) and
+    a date that does not exist (PyYAML raises a bare ``ValueError``)."""
+    import yaml
+    from yaml.constructor import ConstructorError
+
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: set[object] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                if not isinstance(key, str | int | float | bool):
+                    continue  # the base class refuses an unhashable key itself
+                if key in seen:
+                    raise ConstructorError(
+                        "while reading a mapping",
+                        node.start_mark,
+                        f"found {key!r} twice; keep one (a key may appear once per entry)",
+                        key_node.start_mark,
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+        def construct_yaml_timestamp(self, node: Any) -> Any:
+            try:
+                return super().construct_yaml_timestamp(node)
+            except ValueError as exc:
+                raise ConstructorError(
+                    None, None, f"{node.value!r} is not a real date ({exc})", node.start_mark
+                ) from None
+
+    StrictLoader.add_constructor(
+        "tag:yaml.org,2002:timestamp", StrictLoader.construct_yaml_timestamp
+    )
+    return StrictLoader
 
 
 def parse_waivers(data: Any, where: str = "waivers") -> list[Waiver]:
@@ -136,6 +223,11 @@ def parse_waivers(data: Any, where: str = "waivers") -> list[Waiver]:
             f"{where}: the file holds one list named 'waivers' ([[waivers]] entries in TOML)"
         )
     entries = data.get("waivers") or []
+    if isinstance(entries, dict):
+        raise WaiverError(
+            f"{where}: 'waivers' must be a list of entries: in TOML write each one under "
+            "[[waivers]] (two brackets), not [waivers]"
+        )
     if not isinstance(entries, list):
         raise WaiverError(f"{where}: 'waivers' must be a list of entries")
     return [_waiver(entry, f"{where}: waiver #{n}") for n, entry in enumerate(entries, start=1)]
@@ -154,6 +246,11 @@ def _waiver(entry: Any, where: str) -> Waiver:
             raise WaiverError(f"{where}: unknown key {key!r}{hint}")
     for key in ("check", "reason", "owner"):
         value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            raise WaiverError(
+                f"{where}: '{key}' must be text, not {_shown(value)}: put it in quotes "
+                "(YAML reads a bare no, yes, on or off as true or false)"
+            )
         if not isinstance(value, str) or not value.strip():
             raise WaiverError(f"{where}: '{key}' is required and must be non-empty text")
     resources = entry.get("resources")
@@ -183,18 +280,36 @@ def _waiver(entry: Any, where: str) -> Waiver:
 
 
 def _expiry(value: Any, where: str) -> date:
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).date() if value.tzinfo else value.date()
+    """A date, inclusive: a waiver holds to the end of that day, UTC. A date and time is
+    refused rather than cut to its date (a time of day would look honoured and not be)."""
+    if value is None:
+        raise WaiverError(
+            f"{where}: 'expires' is required, a date such as 2026-06-30 (every waiver ends)"
+        )
+    text = value if isinstance(value, str) else None
+    if isinstance(value, datetime) or (text is not None and _DATE.match(text) and len(text) > 10):
+        raise WaiverError(
+            f"{where}: 'expires' = {_shown(value)} is a date and time: give a date (YYYY-MM-DD); "
+            "a waiver holds to the end of that day, UTC"
+        )
     if isinstance(value, date):
         return value
-    if isinstance(value, str):
+    if text is not None and _DATE.fullmatch(text):
         try:
-            return date.fromisoformat(value)
+            return date.fromisoformat(text)
         except ValueError:
             pass
     raise WaiverError(
-        f"{where}: 'expires' is required, a date such as 2026-06-30 (every waiver ends)"
+        f"{where}: 'expires' = {_shown(value)} is not a date: give one such as 2026-06-30 "
+        "(YYYY-MM-DD)"
     )
+
+
+def _shown(value: object) -> str:
+    """A value as the file would write it (``true``, ``"text"``), not as Python's repr."""
+    if isinstance(value, date | time):
+        return value.isoformat()
+    return json.dumps(value, default=str)
 
 
 def waiver_table(waivers: Sequence[Waiver], today: date) -> pa.Table:
