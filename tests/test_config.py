@@ -95,6 +95,60 @@ def test_bad_files_are_refused_with_what_to_do(tmp_path: Path, text: str, messag
         load_settings(write(tmp_path, text), environ={})
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # a section written as a value: once an AttributeError, or a loop over its letters
+        ('checks = ["x"]\n', "checks must be a table of [checks.ID] tables"),
+        ('checks = ["x"]\n', "write checks = [...] under [audit]"),
+        (
+            'endpoints = "x"\n',
+            "endpoints is set to a value, but it is a section: write [endpoints]",
+        ),
+        ('credentials = ["a"]\n', "credentials must be a table of [credentials.NAME] tables"),
+        ('audit = "strict"\n', "write [audit] on a line of its own"),
+        ('schedule = "1h"\n', "write [schedule] on a line of its own"),
+        ('[audit]\nwaivers = ""\n', "[audit] waivers must name a file"),
+        ('[audit]\nchecks = [""]\n', "[audit] checks must be a list of folders"),
+    ],
+)
+def test_a_section_given_as_a_value_or_an_empty_path_is_refused(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path, environ={})
+    assert message in str(caught.value) and str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            b"\x00\xff\xfe\x80[audit]\n",
+            "is not UTF-8 text, byte 1 cannot be read: save it as UTF-8",
+        ),
+        ("[audit]\n".encode("utf-16"), "is not UTF-8 text (it is UTF-16)"),
+    ],
+)
+def test_a_config_file_that_is_not_text_is_refused(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "platform-audit.toml"
+    path.write_bytes(content)  # once a UnicodeDecodeError traceback, from every command
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path, environ={})
+    assert message in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_a_byte_order_mark_is_read_past_and_a_folder_is_not_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "platform-audit.toml"
+    path.write_bytes(b'\xef\xbb\xbf[audit]\nfail_on = "high"\n')
+    assert load_settings(path, environ={}).fail_on == "high"
+    with pytest.raises(ConfigError, match="is a folder"):
+        load_settings(tmp_path, environ={})
+
+
 def test_missing_base_url_says_how_to_set_it() -> None:
     with pytest.raises(ConfigError, match=r"--base-url.*PLATFORM_API_URL.*base_url"):
         Settings().require_base_url()

@@ -237,22 +237,34 @@ def load_settings(
 
 def _find_file(path: Path | None, env: Mapping[str, str]) -> Path | None:
     if path is not None:
+        if path.is_dir():
+            raise ConfigError(f"config file {path} is a folder: pass --config a TOML file")
         if not path.is_file():
             raise ConfigError(f"config file {path} does not exist: run `platform-audit init`")
         return path
     if env.get(ENV_CONFIG):
         named = Path(env[ENV_CONFIG])
         if not named.is_file():
-            raise ConfigError(f"${ENV_CONFIG} names {named}, which does not exist")
+            what = "a folder, not a file" if named.is_dir() else "which does not exist"
+            raise ConfigError(f"${ENV_CONFIG} names {named}, {what}")
         return named
     default = Path(DEFAULT_CONFIG_NAME)
     return default if default.is_file() else None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The file's tables; a UTF-8 byte-order mark (Windows editors write one) is dropped."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        data = path.read_bytes()
+        return tomllib.loads(data.decode("utf-8-sig"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path} ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        utf16 = " (it is UTF-16)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise ConfigError(
+            f"{path} is not UTF-8 text{utf16}, byte {exc.start} cannot be read: save it as "
+            "UTF-8, or pass --config the right file"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}): fix the line it names") from exc
 
@@ -260,6 +272,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
     where = str(source)
     _refuse_unknown(raw, set(_SCHEMA) | _TABLES_OF_TABLES, where)
+    for section in (*_SCHEMA, *sorted(_TABLES_OF_TABLES)):
+        if section in raw and not isinstance(raw[section], dict):
+            raise ConfigError(f"{where}: {_not_a_table(section, raw[section])}")
     for section, keys in _SCHEMA.items():
         table = raw.get(section, {})
         _refuse_unknown(table, set(keys), f"{where} [{section}]")
@@ -293,6 +308,30 @@ def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
     return values
 
 
+def _not_a_table(section: str, value: object) -> str:
+    """What to write instead of ``section = value`` at the top of the file (a section's
+    setting written above its header, or a header left out)."""
+    if section == "checks":
+        hint = (
+            "; to run the checks of your own folders, write checks = [...] under [audit]"
+            if isinstance(value, list)
+            else ""
+        )
+        return (
+            "checks must be a table of [checks.ID] tables, each holding one check's "
+            f"thresholds (e.g. [checks.RES005] then max_ratio = 10){hint}"
+        )
+    if section == "credentials":
+        return (
+            f"{section} must be a table of [{section}.NAME] tables, each with "
+            'token_env = "ENV_VAR_NAME"'
+        )
+    return (
+        f"{section} is set to a value, but it is a section: write [{section}] on a line of "
+        "its own, with its settings below it"
+    )
+
+
 def _audit(
     audit: Mapping[str, Any], checks: Mapping[str, Any], source: Path | None
 ) -> dict[str, Any]:
@@ -301,7 +340,7 @@ def _audit(
     base = source.parent if source is not None else Path()
     values: dict[str, Any] = {}
     folders = audit.get("checks", [])
-    if not all(isinstance(f, str) for f in folders):
+    if not all(isinstance(f, str) and f.strip() for f in folders):
         raise ConfigError(f'{where}: [audit] checks must be a list of folders, e.g. ["checks"]')
     values["audit_checks"] = tuple(base / Path(f).expanduser() for f in folders)
     if "builtin_checks" in audit:
@@ -313,6 +352,11 @@ def _audit(
         )
     values["skip_checks"] = tuple(skip)
     if "waivers" in audit:
+        if not audit["waivers"].strip():
+            raise ConfigError(
+                f'{where}: [audit] waivers must name a file, e.g. "waivers.toml" (or leave '
+                "the setting out)"
+            )
         values["waivers_file"] = base / Path(audit["waivers"]).expanduser()
     if "fail_on" in audit:
         if audit["fail_on"] not in FAIL_ON:
