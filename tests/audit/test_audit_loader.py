@@ -12,6 +12,7 @@ from toolkit.audit.testing import fixture_connection
 from toolkit.config import load_settings
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 HEADER = {
@@ -169,3 +170,105 @@ def test_a_check_writes_no_file_and_runs_one_query(tmp_path: Path, latest_only: 
     with pytest.raises(CheckDefinitionError) as caught:
         run_audit(store, checks=Catalogue.load([tmp_path / "mine"], builtin=False))
     assert not written.exists()
+
+
+def write_config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "platform-audit.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_hidden_files_beside_checks_are_skipped(tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    write_check(folder, "USR001")
+    (folder / "._USR001.sql").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X\xff")
+    (folder / ".#USR001.sql").symlink_to(tmp_path / "user@host.1234")  # an Emacs lock: dangling
+    write_check(folder / ".git", "USR002", id="USR002")
+    specs = Catalogue.load([folder], builtin=False).specs
+    assert [s.id for s in specs] == ["USR001"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"-- id: USR001\n\xff\xfe select", "not UTF-8 text, byte 14 cannot be read"),
+    ],
+)
+def test_a_check_that_is_not_text_is_refused_naming_it(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "mine" / "USR001.sql"
+    path.parent.mkdir()
+    path.write_bytes(content)  # once a UnicodeDecodeError traceback
+    with pytest.raises(CheckDefinitionError, match=message) as caught:
+        Catalogue.load([path.parent], builtin=False)
+    assert str(path) in str(caught.value)
+
+
+def test_a_byte_order_mark_before_the_header_is_read_past(tmp_path: Path) -> None:
+    path = write_check(tmp_path / "mine", "USR001")
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert [s.id for s in Catalogue.load([path.parent], builtin=False).specs] == ["USR001"]
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda d: d.mkdir(), "which holds no check file: a check is one <ID>.sql file"),
+        (lambda d: (d.mkdir(), (d / "USR001.SQL").write_text("x"), (d / "x.sql.bak").touch()),
+         "which holds no check file (USR001.SQL, x.sql.bak do not end in .sql)"),
+        (lambda d: d.write_text("x"), "which is a file; name the folder that holds the check"),
+        (lambda d: None, "which does not exist; fix the path (relative to the config file)"),
+    ],
+)  # fmt: skip
+def test_a_checks_folder_that_is_empty_missing_or_a_file_is_refused_naming_the_setting(
+    tmp_path: Path, make: Callable[[Path], object], said: str
+) -> None:
+    make(tmp_path / "mine")
+    config = write_config(tmp_path, '[audit]\nchecks = ["mine"]\n')
+    with pytest.raises(CheckDefinitionError) as caught:
+        Catalogue.from_settings(load_settings(config, environ={}))
+    prefix = f"{config}: [audit] checks names {tmp_path / 'mine'}, "
+    assert str(caught.value).startswith(prefix + said)
+
+
+def test_a_folder_listed_twice_is_read_once(tmp_path: Path) -> None:
+    write_check(tmp_path / "mine", "USR001")
+    config = write_config(
+        tmp_path, '[audit]\nchecks = ["mine", "./mine/"]\nbuiltin_checks = false\n'
+    )
+    catalogue = Catalogue.from_settings(load_settings(config, environ={}))
+    assert [s.id for s in catalogue.specs] == ["USR001"]
+
+
+PARAM_SQL = GOOD_SQL.replace("when privileged", "when name like $pattern")
+
+
+@pytest.mark.parametrize(
+    ("params", "sql", "message"),
+    [
+        (["pattern = 'docs%' | a", "pattern = 'web%' | b"], PARAM_SQL,
+         "param 'pattern' is declared twice; keep one '-- param:' line"),
+        (["pattern = 'docs%' | a", "unused = 5 | b"], PARAM_SQL,
+         r"declares param 'unused', but the SQL never reads \$unused; use it or remove"),
+        ([], PARAM_SQL, r"the SQL reads \$pattern, which no '-- param:' line declares; add "
+         r"'-- param: pattern = <default> \| <one sentence>'"),
+    ],
+)  # fmt: skip
+def test_params_declared_twice_unused_or_undeclared_are_refused(
+    tmp_path: Path, params: list[str], sql: str, message: str
+) -> None:
+    folder = tmp_path / "mine"
+    path = write_check(folder, "USR001", sql)
+    header, body = path.read_text().split("\nselect", 1)
+    lines = "".join(f"\n-- param: {p}" for p in params)
+    path.write_text(f"{header}{lines}\nselect{body}", encoding="utf-8")
+    with pytest.raises(CheckDefinitionError, match=message) as caught:
+        Catalogue.load([folder], builtin=False)
+    assert str(path) in str(caught.value)
+
+
+def test_dollars_in_text_and_comments_are_not_params(tmp_path: Path) -> None:
+    sql = GOOD_SQL.replace("' checked.'", "' costs $5 or $$ $x$ ok $x$; -- $nope'") + "\n-- $y\n"
+    path = write_check(tmp_path / "mine", "USR001", sql)
+    assert Catalogue.load([path.parent], builtin=False).specs[0].params == {}

@@ -55,9 +55,15 @@ def test_settings_overrides_apply_to_given_specs(tmp_path: Path) -> None:
         ({"TST002": {"min_replica": 3}}, "does not declare"),
         ({"NOP001": {"x": 1}}, "no check NOP001 is loaded"),
         # the wrong kind of value: refused with the setting named, not mid-audit by DuckDB
-        ({"TST002": {"min_replicas": "3"}}, r"TST002.min_replicas = '3', .* as a number"),
-        ({"TST002": {"min_replicas": True}}, "write a number, without quotes"),
-        ({"TST002": {"label": 5}}, r"TST002.label = 5, .* as text .*: write it in quotes"),
+        (
+            {"TST002": {"min_replicas": "3"}},
+            r"\[checks.TST002\] min_replicas = \"3\", .* as a number",
+        ),
+        ({"TST002": {"min_replicas": True}}, "= true, .*write a number, not true or false"),
+        (
+            {"TST002": {"label": 5}},
+            r"\[checks.TST002\] label = 5, .* as text .*: write it in quotes",
+        ),
     ],
 )
 def test_unknown_or_mistyped_settings_are_refused(
@@ -115,3 +121,71 @@ def test_example_config_still_loads(tmp_path: Path) -> None:
     path.write_text(example_config(), encoding="utf-8")
     settings = load_settings(path, environ={})
     assert settings.check_params == {} and settings.builtin_checks
+
+
+def builtin_catalogue(tmp_path: Path, text: str) -> Catalogue:
+    path = tmp_path / "platform-audit.toml"
+    path.write_text(text, encoding="utf-8")
+    return Catalogue.from_settings(load_settings(path, environ={}))
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        # never compares true: the check would never alarm (RES005 ran, rc 0, no alarm)
+        ("[checks.RES005]\nmax_ratio = nan", "max_ratio = nan is not a finite number"),
+        ("[checks.RES005]\nmax_ratio = inf", "max_ratio = inf is not a finite number"),
+        ("[checks.RES005]\nmax_ratio = 1e400", "max_ratio = inf is not a finite number"),
+        # 42 alarms "limits more than -5 times its requests"
+        ("[checks.RES005]\nmax_ratio = -5", "max_ratio = -5 is negative, .*write 0 or more"),
+        # DuckDB refused these mid-audit, blaming the built-in check's file
+        ("[checks.KEY006]\nmax_idle_days = 7.5", "max_idle_days = 7.5, but KEY006 reads a whole "
+         "number \\(default 90\\): write one without a fraction"),
+        ("[checks.KEY006]\nmax_idle_days = 99999999999", "max_idle_days = 99999999999 is too "
+         "large: write a whole number up to 10000000"),
+        ("[checks.REP002]\nwindow_days = 1e12", "window_days = 1000000000000.0 is too large"),
+        ("[checks.REP002]\nwindow_days = nan", "window_days = nan is not a finite number"),
+        ("[checks.REP004]\nenv_pattern = \"prod(uction\"",
+         "env_pattern = \"prod\\(uction\": .* is not a regular expression DuckDB reads "
+         "\\(missing \\)"),
+        ("[checks.REP004]\nenv_pattern = \"(?=prod)\"", "RE2 syntax: no look-around"),
+        # an empty pattern matches every name: 121 findings instead of 67
+        ("[checks.VAR004]\nsecret_names = \"\"", "secret_names = \"\" holds nothing \\(an empty "
+         "pattern matches every name\\): give comma-separated regular expressions"),
+        ("[checks.VAR004]\nsecret_names = \"token,,key\"", "holds an empty item"),
+        ("[checks.VAR007]\nsecret_names = \"token,passw(or\"", "\"passw\\(or\" is not a regular"),
+        ("[checks.SEC002]\ndangerous = \"\"",
+         "dangerous = \"\" holds nothing: give comma-separated names .* add it to "
+         "\\[audit\\] skip"),
+    ],
+)  # fmt: skip
+def test_threshold_values_a_check_cannot_use_are_refused_naming_the_setting(
+    tmp_path: Path, setting: str, message: str
+) -> None:
+    with pytest.raises(CheckDefinitionError, match=message) as caught:
+        builtin_catalogue(tmp_path, setting + "\n")
+    said = str(caught.value)
+    assert said.startswith(f"{tmp_path / 'platform-audit.toml'}: [checks.")
+    assert ".sql" not in said  # not the built-in check's file: it is not what is wrong
+
+
+def test_threshold_values_that_fit_are_kept(tmp_path: Path) -> None:
+    catalogue = builtin_catalogue(
+        tmp_path,
+        "[checks.KEY006]\nmax_idle_days = 30.0\n[checks.RES005]\nmax_ratio = 0\n"
+        '[checks.REP004]\nenv_pattern = "^(prd|live)$"\n',
+    )
+    assert catalogue.params(catalogue.get("KEY006")) == {"max_idle_days": 30}
+    assert isinstance(catalogue.params(catalogue.get("KEY006"))["max_idle_days"], int)
+    assert catalogue.params(catalogue.get("RES005")) == {"max_ratio": 0}
+    assert catalogue.params(catalogue.get("REP004")) == {"env_pattern": "^(prd|live)$"}
+
+
+def test_threshold_errors_name_the_config_file(tmp_path: Path) -> None:
+    with pytest.raises(CheckDefinitionError) as caught:
+        builtin_catalogue(tmp_path, "[checks.RES999]\nx = 1\n")
+    assert str(caught.value).startswith(f"{tmp_path / 'platform-audit.toml'}: [checks.RES999]")
+    with pytest.raises(CheckDefinitionError) as caught:
+        builtin_catalogue(tmp_path, "[checks.RES005]\nmax_ration = 1\n")
+    assert str(caught.value).startswith(f"{tmp_path / 'platform-audit.toml'}: [checks.RES005]")
+    assert "sets max_ration, which RES005 does not declare" in str(caught.value)

@@ -33,10 +33,13 @@ __all__ = ["Catalogue", "params_example"]
 
 @dataclass(frozen=True)
 class Catalogue:
-    """The checks to run and the configured parameter overrides, validated together."""
+    """The checks to run and the configured parameter overrides, validated together.
+
+    ``where`` names the config file the overrides come from, for their errors."""
 
     specs: tuple[CheckSpec, ...]
     overrides: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    where: str = "configuration"
 
     def __post_init__(self) -> None:
         by_id = {spec.id: spec for spec in self.specs}
@@ -44,10 +47,10 @@ class Catalogue:
             spec = by_id.get(check_id)
             if spec is None:
                 raise CheckDefinitionError(
-                    f"configuration has [checks.{check_id}], but no check {check_id} is loaded; "
-                    "fix the id or add the folder that holds it to [audit] checks"
+                    f"{self.where}: [checks.{check_id}] is set, but no check {check_id} is "
+                    "loaded; fix the id or add the folder that holds it to [audit] checks"
                 )
-            spec.bind(values)  # refuses a parameter the check does not declare
+            spec.bind(values, where=self.where)  # refuses what the check cannot take
 
     @classmethod
     def load(
@@ -56,18 +59,25 @@ class Catalogue:
         overrides: Mapping[str, Mapping[str, object]] | None = None,
         *,
         builtin: bool = True,
+        where: str | None = None,
     ) -> Catalogue:
-        """The built-in checks (unless ``builtin=False``) plus those of ``folders``."""
+        """The built-in checks (unless ``builtin=False``) plus those of ``folders``;
+        ``where`` names the config file, for errors about its folders and thresholds."""
         roots = [BUILTIN_CHECKS, *folders] if builtin else list(folders)
-        return cls(tuple(discover_checks(roots)), dict(overrides or {}))
+        specs = discover_checks(roots, where=f"{where}: [audit] checks" if where else None)
+        return cls(tuple(specs), dict(overrides or {}), where or "configuration")
 
     @classmethod
     def from_settings(cls, settings: Settings | None) -> Catalogue:
         """The checks and thresholds that ``settings`` name (built-in only when None)."""
         if settings is None:
             return cls.load()
+        where = str(settings.source) if settings.source else None
         loaded = cls.load(
-            settings.audit_checks, settings.check_params, builtin=settings.builtin_checks
+            settings.audit_checks,
+            settings.check_params,
+            builtin=settings.builtin_checks,
+            where=where,
         )
         return loaded.select(skip=settings.skip_checks, where=f"{settings.source}: [audit] skip")
 
@@ -96,11 +106,12 @@ class Catalogue:
             and not any(_matches(spec, p) for p in skip)
         )
         ids = {spec.id for spec in chosen}
-        return Catalogue(chosen, {k: v for k, v in self.overrides.items() if k in ids})
+        overrides = {k: v for k, v in self.overrides.items() if k in ids}
+        return Catalogue(chosen, overrides, self.where)
 
     def params(self, spec: CheckSpec) -> dict[str, object]:
         """The values DuckDB receives for ``spec``: its defaults, then the configuration."""
-        return spec.bind(self.overrides.get(spec.id))
+        return spec.bind(self.overrides.get(spec.id), where=self.where)
 
     def get(self, check_id: str) -> CheckSpec:
         for spec in self.specs:

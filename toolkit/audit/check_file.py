@@ -10,11 +10,12 @@ checks folder fails loudly instead of silently running something else. Example::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from toolkit.audit.check_values import checked_value
 from toolkit.errors import CheckDefinitionError
 
 if TYPE_CHECKING:
@@ -69,15 +70,28 @@ _OPTIONAL = ("history",)
 _HEADER_LINE = re.compile(r"--\s*(?P<key>[a-z_]+)\s*:\s*(?P<value>.*?)\s*$")
 _PARAM = re.compile(r"(?P<name>[a-z][a-z0-9_]*)\s*=\s*(?P<default>[^|]+?)\s*\|\s*(?P<doc>.+)")
 _ID = re.compile(r"[A-Z]{2,5}[0-9]{3}")
+# What is not code in a check's SQL: dollar-quoted, quoted and double-quoted text, comments.
+_NOT_CODE = re.compile(
+    r"\$(?P<tag>[A-Za-z_]*)\$.*?\$(?P=tag)\$|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/",
+    re.DOTALL,
+)
+_PARAM_REF = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass(frozen=True)
 class CheckParam:
-    """A threshold the SQL reads as ``$name``; configuration may override the default."""
+    """A threshold the SQL reads as ``$name``; configuration may override the default.
+
+    How the SQL reads a text parameter decides which values configuration may give it:
+    ``regex`` when a line passes it to a ``regexp_`` function (the value must compile, as
+    DuckDB's RE2 reads it, and not be empty, which would match every name); ``listed``
+    when the SQL splits it on commas (no item may be empty)."""
 
     name: str
     default: int | float | str
     doc: str
+    regex: bool = False
+    listed: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,39 +112,37 @@ class CheckSpec:
 
     @classmethod
     def load(cls, path: Path) -> CheckSpec:
-        """Read and validate one check file; :class:`CheckDefinitionError` names what is wrong."""
-        return parse_check(path.read_text(encoding="utf-8"), path)
+        """Read and validate one check file; :class:`CheckDefinitionError` names what is wrong.
 
-    def bind(self, overrides: Mapping[str, object] | None = None) -> dict[str, object]:
-        """The parameter values for DuckDB: defaults, then ``overrides`` (declared names only)."""
+        A UTF-8 byte-order mark (Windows editors write one) is dropped."""
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise CheckDefinitionError(
+                f"{path}: not UTF-8 text, byte {exc.start} cannot be read: save it as UTF-8"
+            ) from None
+        except OSError as exc:
+            raise CheckDefinitionError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        return parse_check(text, path)
+
+    def bind(
+        self, overrides: Mapping[str, object] | None = None, *, where: str = "configuration"
+    ) -> dict[str, object]:
+        """The parameter values for DuckDB: defaults, then ``overrides`` (declared names only).
+
+        An override DuckDB could not use, or that would quietly change what the check means
+        (see :func:`toolkit.audit.check_values.checked_value`), is refused naming
+        ``[checks.ID] name`` in ``where`` (the config file)."""
         values: dict[str, object] = {name: p.default for name, p in self.params.items()}
         for name, value in (overrides or {}).items():
             if name not in self.params:
                 known = ", ".join(self.params) or "none"
                 raise CheckDefinitionError(
-                    f"configuration sets {self.id}.{name}, which {self.id} does not declare "
+                    f"{where}: [checks.{self.id}] sets {name}, which {self.id} does not declare "
                     f"(its parameters: {known}); remove or rename the setting"
                 )
-            values[name] = _typed(self, self.params[name], value)
+            values[name] = checked_value(self.id, self.params[name], value, where)
         return values
-
-
-def _typed(spec: CheckSpec, param: CheckParam, value: object) -> object:
-    """``value`` if it has the kind of its default (a number for a number, text for text);
-    else the setting is refused here, not by DuckDB's conversion error mid-audit."""
-    numeric = isinstance(param.default, int | float)
-    is_number = isinstance(value, int | float) and not isinstance(value, bool)
-    if numeric and not is_number:
-        raise CheckDefinitionError(
-            f"configuration sets {spec.id}.{param.name} = {value!r}, but {spec.id} reads it as "
-            f"a number (default {param.default}): write a number, without quotes"
-        )
-    if not numeric and not isinstance(value, str):
-        raise CheckDefinitionError(
-            f"configuration sets {spec.id}.{param.name} = {value!r}, but {spec.id} reads it as "
-            f"text (default {param.default!r}): write it in quotes"
-        )
-    return value
 
 
 def parse_check(text: str, path: Path) -> CheckSpec:
@@ -147,6 +159,10 @@ def parse_check(text: str, path: Path) -> CheckSpec:
         key, value = match["key"], match["value"]
         if key == "param":
             param = _param(value, path)
+            if param.name in params:
+                raise CheckDefinitionError(
+                    f"{path}: param {param.name!r} is declared twice; keep one '-- param:' line"
+                )
             params[param.name] = param
         elif key in header:
             raise CheckDefinitionError(f"{path}: header key {key!r} appears twice")
@@ -159,6 +175,8 @@ def parse_check(text: str, path: Path) -> CheckSpec:
     sql = "\n".join(body).strip().rstrip(";")
     if not sql:
         raise CheckDefinitionError(f"{path}: no SQL after the header")
+    _require_declared(sql, params, path)
+    params = {name: _read_as(param, sql) for name, param in params.items()}
     return CheckSpec(
         id=header["id"],
         title=header["title"],
@@ -199,6 +217,35 @@ def _validate(header: Mapping[str, str], path: Path) -> None:
         raise CheckDefinitionError(f"{path}: unknown header key(s) {', '.join(sorted(unknown))}")
 
 
+def _require_declared(sql: str, params: Mapping[str, CheckParam], path: Path) -> None:
+    """Refuse a ``$name`` no ``-- param:`` line declares, and a declared one the SQL never
+    reads: DuckDB would say only "Values were not provided" or "argument count mismatch"."""
+    code = _NOT_CODE.sub(" ", sql)
+    read = set(_PARAM_REF.findall(code))
+    for name in sorted(read - set(params)):
+        raise CheckDefinitionError(
+            f"{path}: the SQL reads ${name}, which no '-- param:' line declares; add "
+            f"'-- param: {name} = <default> | <one sentence>' to the header"
+        )
+    for name in params:
+        if name not in read:
+            raise CheckDefinitionError(
+                f"{path}: declares param {name!r}, but the SQL never reads ${name}; use it or "
+                "remove its '-- param:' line"
+            )
+
+
+def _read_as(param: CheckParam, sql: str) -> CheckParam:
+    """``param`` with how the SQL reads it: as a regular expression, as a comma list."""
+    if isinstance(param.default, int | float):
+        return param
+    ref = rf"\${param.name}\b"
+    code = _NOT_CODE.sub(" ", sql)
+    regex = any("regexp_" in line and re.search(ref, line) for line in code.splitlines())
+    listed = re.search(rf"(?:string_split|str_split|replace)\(\s*{ref}\s*,\s*','", sql)
+    return replace(param, regex=regex, listed=listed is not None)
+
+
 def _param(text: str, path: Path) -> CheckParam:
     match = _PARAM.fullmatch(text)
     if match is None:
@@ -217,17 +264,58 @@ def _param(text: str, path: Path) -> CheckParam:
     return CheckParam(match["name"], default, match["doc"])
 
 
-def discover_checks(folders: Iterable[Path]) -> list[CheckSpec]:
-    """Every ``*.sql`` below the folders, parsed; a duplicate id across folders is refused."""
+def discover_checks(folders: Iterable[Path], *, where: str | None = None) -> list[CheckSpec]:
+    """Every ``*.sql`` below the folders, parsed; a duplicate id across folders is refused.
+
+    Hidden files and folders (``._RES001.sql`` of a macOS copy, an editor's ``.#RES001.sql``
+    lock) are skipped. A folder that is missing, not a folder, or holds no check file is a
+    :class:`CheckDefinitionError`; ``where`` names the setting that listed the folders
+    (``"platform-audit.toml: [audit] checks"``)."""
     found: dict[str, CheckSpec] = {}
+    scanned: set[Path] = set()
     for folder in folders:
-        if not folder.is_dir():
-            raise CheckDefinitionError(f"checks folder {folder} does not exist")
-        for path in sorted(folder.rglob("*.sql")):
+        _require_folder(folder, where)
+        if folder.resolve() in scanned:
+            continue  # listed twice ("checks" and "./checks/"): the same files
+        scanned.add(folder.resolve())
+        paths = [
+            path
+            for path in sorted(folder.rglob("*.sql"))
+            if not any(part.startswith(".") for part in path.relative_to(folder).parts)
+        ]
+        if not paths:
+            raise CheckDefinitionError(_empty_folder(folder, where))
+        for path in paths:
             spec = CheckSpec.load(path)
             if spec.id in found:
                 raise CheckDefinitionError(
-                    f"{path}: check {spec.id} is also defined in {found[spec.id].path}"
+                    f"{path}: check {spec.id} is also defined in {found[spec.id].path}; "
+                    "rename one (ids are unique) or remove it"
                 )
             found[spec.id] = spec
     return sorted(found.values(), key=lambda s: s.id)
+
+
+def _require_folder(folder: Path, where: str | None) -> None:
+    named = f"{where} names {folder}" if where else f"checks folder {folder}"
+    if folder.is_file():
+        raise CheckDefinitionError(
+            f"{named}, which is a file; name the folder that holds the check files"
+        )
+    if not folder.is_dir():
+        fix = "fix the path (relative to the config file) or remove it" if where else ""
+        raise CheckDefinitionError(f"{named}, which does not exist" + (f"; {fix}" if fix else ""))
+
+
+def _empty_folder(folder: Path, where: str | None) -> str:
+    named = f"{where} names {folder}" if where else f"checks folder {folder}"
+    near = sorted(
+        str(p.relative_to(folder))
+        for p in folder.rglob("*")
+        if ".sql" in p.name.lower() and p.is_file() and not p.name.startswith(".")
+    )
+    hint = f" ({', '.join(near[:3])} do not end in .sql)" if near else ""
+    return (
+        f"{named}, which holds no check file{hint}: a check is one <ID>.sql file such as "
+        "ACME001.sql (see docs/checks.md); add one, or remove the folder from the setting"
+    )
