@@ -229,7 +229,7 @@ def checks_command(
     _table_or_json(format)
     try:
         settings = load_settings(config)
-        catalogue = Catalogue.from_settings(settings).select(only=check or ())
+        catalogue = Catalogue.from_settings(settings, only=check or ())
     except (ConfigError, CheckDefinitionError) as exc:
         raise fail(str(exc), ExitCode.CONFIG) from None
     if format == "json":

@@ -100,13 +100,19 @@ def chosen_checks(
     settings: Settings, only: Sequence[str] | None, skip: Sequence[str] | None
 ) -> Catalogue:
     """The configured checks that ``--check`` (``only``) and ``--skip`` leave; raises
-    :class:`~toolkit.errors.ConfigError` for a pattern matching no check, or none left."""
+    :class:`~toolkit.errors.ConfigError` for a pattern matching no check, or none left
+    (naming what left none: the options, or ``[audit] skip`` of the config file)."""
     from toolkit.audit import Catalogue
     from toolkit.errors import ConfigError
 
-    catalogue = Catalogue.from_settings(settings).select(only=only or (), skip=skip or ())
+    catalogue = Catalogue.from_settings(settings, only=only or (), skip=skip or ())
     if not catalogue.specs:
-        raise ConfigError("--check and --skip leave no check to run")
+        config_skip = f"{settings.source or 'the settings'}: [audit] skip"
+        options = " and ".join(o for o, given in (("--check", only), ("--skip", skip)) if given)
+        if not options:
+            raise ConfigError(f"{config_skip} leaves no check to run; remove a pattern from it")
+        beside = f", beside those of {config_skip}," if settings.skip_checks else ""
+        raise ConfigError(f"{options}{beside} leave no check to run")
     return catalogue
 
 

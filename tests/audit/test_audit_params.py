@@ -12,6 +12,7 @@ from engine_world import engine_catalogue, history, service_id
 from toolkit.audit import BUILTIN_CHECKS, Catalogue, CheckDefinitionError, params_example, run_audit
 from toolkit.audit.check_file import discover_checks
 from toolkit.audit.testing import fixture_connection
+from toolkit.cli_options import chosen_checks
 from toolkit.config import example_config, load_settings
 from toolkit.errors import ConfigError
 
@@ -189,3 +190,41 @@ def test_threshold_errors_name_the_config_file(tmp_path: Path) -> None:
         builtin_catalogue(tmp_path, "[checks.RES005]\nmax_ration = 1\n")
     assert str(caught.value).startswith(f"{tmp_path / 'platform-audit.toml'}: [checks.RES005]")
     assert "sets max_ration, which RES005 does not declare" in str(caught.value)
+
+
+def chosen(tmp_path: Path, text: str, only: list[str] | None = None,
+           skip: list[str] | None = None) -> Catalogue:  # fmt: skip
+    path = tmp_path / "platform-audit.toml"
+    path.write_text(text, encoding="utf-8")
+    return chosen_checks(load_settings(path, environ={}), only, skip)
+
+
+@pytest.mark.parametrize(
+    ("text", "only", "skip", "message"),
+    [
+        # said "--check and --skip leave no check to run" though neither option was given
+        ("[audit]\nbuiltin_checks = false\n", None, None,
+         "{config}: [audit] builtin_checks = false and no check in [audit] checks"),
+        ('[audit]\nskip = ["*"]\n', None, None,
+         "{config}: [audit] skip leaves no check to run; remove a pattern from it"),
+        # said "--check 'KEY006' matches no check", though KEY006 exists
+        ('[audit]\nskip = ["KEY006"]\n', ["KEY006"], None,
+         "--check 'KEY006' names only checks that {config}: [audit] skip leaves out"),
+        ('[audit]\nskip = ["KEY*"]\n', None, ["RES*", "REP*", "DEP*", "VAR*", "VOL*", "BAK*",
+         "WEB*", "TPL*", "SEC*"], "--skip, beside those of {config}: [audit] skip, leave no"),
+        ("", ["KEY999"], None, "--check 'KEY999' matches no check"),
+    ],
+)  # fmt: skip
+def test_a_selection_that_leaves_no_check_names_what_left_none(
+    tmp_path: Path, text: str, only: list[str] | None, skip: list[str] | None, message: str
+) -> None:
+    config = tmp_path / "platform-audit.toml"
+    with pytest.raises(ConfigError) as caught:
+        chosen(tmp_path, text, only, skip)
+    assert message.format(config=config) in str(caught.value)
+
+
+def test_skip_given_twice_is_not_a_pattern_matching_nothing(tmp_path: Path) -> None:
+    catalogue = chosen(tmp_path, '[audit]\nskip = ["KEY006"]\n', ["key-scope"], ["KEY006"])
+    assert "KEY006" not in {s.id for s in catalogue.specs}
+    assert {s.area for s in catalogue.specs} == {"key-scope"}

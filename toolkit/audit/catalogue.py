@@ -68,10 +68,17 @@ class Catalogue:
         return cls(tuple(specs), dict(overrides or {}), where or "configuration")
 
     @classmethod
-    def from_settings(cls, settings: Settings | None) -> Catalogue:
-        """The checks and thresholds that ``settings`` name (built-in only when None)."""
+    def from_settings(
+        cls, settings: Settings | None, *, only: Sequence[str] = (), skip: Sequence[str] = ()
+    ) -> Catalogue:
+        """The checks and thresholds that ``settings`` name (built-in only when None), less
+        those of ``[audit] skip``; then, as :meth:`select`, those ``only`` (``--check``)
+        names and ``skip`` (``--skip``) does not.
+
+        A ``--check`` pattern is looked for among every loaded check, so one that names only
+        checks ``[audit] skip`` leaves out says so instead of "matches no check"."""
         if settings is None:
-            return cls.load()
+            return cls.load().select(only=only, skip=skip)
         where = str(settings.source) if settings.source else None
         loaded = cls.load(
             settings.audit_checks,
@@ -79,7 +86,23 @@ class Catalogue:
             builtin=settings.builtin_checks,
             where=where,
         )
-        return loaded.select(skip=settings.skip_checks, where=f"{settings.source}: [audit] skip")
+        if not loaded.specs:
+            raise ConfigError(
+                f"{where or 'the settings'}: [audit] builtin_checks = false and no check in "
+                "[audit] checks: there is no check to run; add a folder of checks, or leave "
+                "builtin_checks out"
+            )
+        config_skip = f"{where or 'the settings'}: [audit] skip"
+        loaded.select(skip=settings.skip_checks, where=config_skip)  # a pattern matching none
+        loaded.select(only=only, skip=skip)  # patterns matching none, among every check
+        configured = loaded._pick(skip=settings.skip_checks)
+        for pattern in only:
+            if not any(_matches(spec, pattern) for spec in configured.specs):
+                raise ConfigError(
+                    f"--check {pattern!r} names only checks that {config_skip} leaves out: "
+                    "remove them from [audit] skip to run them"
+                )
+        return configured._pick(only=only, skip=skip)
 
     def select(
         self, only: Sequence[str] = (), skip: Sequence[str] = (), *, where: str | None = None
@@ -99,6 +122,10 @@ class Catalogue:
                         f"a glob on ids (VAR*) or an area ({areas}); "
                         "`platform-audit checks` lists them"
                     )
+        return self._pick(only, skip)
+
+    def _pick(self, only: Sequence[str] = (), skip: Sequence[str] = ()) -> Catalogue:
+        """:meth:`select` without refusing a pattern that matches no check."""
         chosen = tuple(
             spec
             for spec in self.specs
