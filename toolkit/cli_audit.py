@@ -44,7 +44,7 @@ from toolkit.errors import AuditError, CheckDefinitionError, ConfigError, StoreE
 from toolkit.exit_codes import ExitCode
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     import pandas as pd
     from rich.console import RenderableType
@@ -184,9 +184,7 @@ def audit_command(
         console.print(findings_table(result, limit=limit or None))
     else:
         sys.stdout.write(render(result, format))
-    for row in result.waiver_report.itertuples(index=False):
-        if row.status in ATTENTION:
-            err.print(Text(_waiver_message(row)))
+    _print_waiver_messages(result.waiver_report, ATTENTION)
     if threshold is not None:
         new_only = settings.fail_on_new if fail_on_new is None else fail_on_new
         failing = result.failing(threshold, new_only=new_only)
@@ -195,14 +193,53 @@ def audit_command(
             raise typer.Exit(int(ExitCode.FINDINGS))
 
 
-def _waiver_message(row: Any) -> str:
+WAIVER_LINES = 20
+"""Waiver messages printed before the rest are counted (a file of thousands prints them all
+in the waiver report of --format json or --out)."""
+
+
+def _print_waiver_messages(report: pd.DataFrame, attention: Sequence[str]) -> None:
+    messages = [
+        message
+        for row in report.itertuples(index=False)
+        for message in _waiver_messages(row, attention)
+    ]
+    for message in messages[:WAIVER_LINES]:
+        err.print(Text(message))
+    if len(messages) > WAIVER_LINES:
+        err.print(
+            Text(
+                f"... and {len(messages) - WAIVER_LINES} more waiver message(s); the waiver "
+                "report of --format json (or --out) lists every waiver with its status"
+            )
+        )
+
+
+def _waiver_messages(row: Any, attention: Sequence[str]) -> list[str]:
     """What to do about a waiver of the report that is not simply active."""
     entry = f"waiver #{row.entry} ({row.check_id}, {row.owner})"
+    said = []
+    if row.status in attention:
+        said.append(_waiver_message(entry, row))
+    if isinstance(row.stale_ids, str) and row.status != "duplicate":
+        said.append(
+            f"{entry}: resource id(s) {row.stale_ids} match no finding in alarm; remove them "
+            "from its resources"
+        )
+    return said
+
+
+def _waiver_message(entry: str, row: Any) -> str:
     days = int(row.days_left)
     if row.status == "expired":
         return f"{entry} ended {row.expires}: its findings count again; renew or remove it"
     if row.status == "stale":
         return f"{entry} is stale: it matches no finding in alarm; remove it"
+    if row.status == "duplicate":
+        return (
+            f"{entry} is a duplicate: waiver #{int(row.covered_by)} holds every finding it matches "
+            "as long or longer; remove it"
+        )
     when = "today" if days == 0 else f"in {days} day(s)"
     return f"{entry} ends {when}, on {row.expires}: renew it or fix what it waives"
 

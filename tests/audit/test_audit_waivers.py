@@ -283,3 +283,68 @@ def test_a_byte_order_mark_is_read_past(tmp_path: Path) -> None:
     path = tmp_path / "waivers.toml"
     path.write_bytes(b"\xef\xbb\xbf" + f"[[waivers]]\n{ENTRY}expires = 2026-12-31\n".encode())
     assert [w.expires for w in load_waivers(path)] == [date(2026, 12, 31)]
+
+
+def entry(expires: str, selector: str, check: str = "TST001") -> str:
+    return (
+        f'[[waivers]]\ncheck = "{check}"\n{selector}\nreason = "r"\nowner = "o"\n'
+        f"expires = {expires}\n"
+    )
+
+
+def test_an_id_of_a_waiver_that_matches_no_finding_is_reported(tmp_path: Path) -> None:
+    # matched 2 of 3 ids: the waiver was 'active', and the typo'd id was never named
+    text = entry("2026-12-31", 'resources = ["svc-open", "typo-0000", "svc-new", "svc-resolved"]')
+    report = audit(tmp_path, text).waiver_report
+    assert report.status.tolist() == ["active"]
+    assert report.stale_ids.tolist() == ["typo-0000, svc-resolved"]  # in the file's order
+    assert report.covered_by.isna().all()
+
+
+def test_a_waiver_wholly_covered_by_a_longer_one_is_a_duplicate_not_expiring(
+    tmp_path: Path,
+) -> None:
+    text = (
+        entry("2026-12-31", 'resources = ["svc-open", "svc-new"]')
+        + entry("2026-02-10", 'resources = ["svc-open"]')  # ends in 9 days: it nagged "renew it"
+        + entry("2026-12-31", 'resources = ["svc-new"]')  # as long as #1: the later is the copy
+        + entry("2027-06-30", 'resources = ["svc-new", "svc-regressed"]')  # only partly covered
+    )
+    report = audit(tmp_path, text).waiver_report.set_index("entry")
+    assert report.status.tolist() == ["active", "duplicate", "duplicate", "active"]
+    assert report.covered_by.tolist()[1:3] == [1, 4]  # the one lasting longest covers it
+    assert report.covered_by.isna()[[1, 4]].all()
+
+
+def test_an_expired_waiver_covers_nothing(tmp_path: Path) -> None:
+    text = entry("2026-01-15", 'resources = ["svc-open"]') + entry(
+        "2026-02-10", 'resources = ["svc-open"]'
+    )
+    assert audit(tmp_path, text).waiver_report.status.tolist() == ["expired", "expiring"]
+
+
+def test_the_audit_command_says_what_to_do_and_counts_past_twenty(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import pandas as pd
+
+    from toolkit.audit.waivers import ATTENTION
+    from toolkit.cli_audit import _print_waiver_messages
+
+    def row(entry: int, status: str, stale_ids: str | None = None, covered_by: int | None = None
+            ) -> dict[str, object]:  # fmt: skip
+        return {"entry": entry, "check_id": "TST001", "owner": "o", "expires": "2026-02-10",
+                "days_left": 9, "status": status, "stale_ids": stale_ids,
+                "covered_by": covered_by}  # fmt: skip
+
+    rows = [row(1, "active", stale_ids="typo-0000"), row(2, "expiring", covered_by=None),
+            row(3, "duplicate", covered_by=1)]  # fmt: skip
+    _print_waiver_messages(pd.DataFrame(rows), ATTENTION)
+    said = " ".join(capsys.readouterr().err.split())
+    assert "waiver #1 (TST001, o): resource id(s) typo-0000 match no finding in alarm" in said
+    assert "waiver #2 (TST001, o) ends in 9 day(s)" in said
+    assert "waiver #3 (TST001, o) is a duplicate: waiver #1 holds every finding" in said
+    assert "renew" not in said.split("waiver #3", 1)[1]
+    _print_waiver_messages(pd.DataFrame([row(n, "stale") for n in range(1, 50_001)]), ATTENTION)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 21 and "... and 49980 more waiver message(s)" in lines[-1]

@@ -23,10 +23,12 @@ suffix is read as TOML) may not give a key twice in one entry.
 A waived finding is shown as waived, never dropped. A waiver past its expiry date stops
 hiding its findings and is itself reported; an active waiver that matches no finding in
 alarm is reported as stale, and one that ends within :data:`EXPIRING_DAYS` as expiring, so
-the gate it holds open does not fail by surprise. A waiver for a check this audit did not
-run (``--check``, ``--skip``) is unchecked, neither stale nor active; one naming no check at
-all is refused (:func:`require_known_checks`), since it could never match. Matching runs in
-DuckDB (``GLOB``), next to the findings.
+the gate it holds open does not fail by surprise. An id of ``resources`` that matches no
+finding in alarm is named (``stale_ids``), and a waiver whose every finding another unexpired
+waiver holds as long or longer is a duplicate (``covered_by``): remove it, not renew it.
+A waiver for a check this audit did not run (``--check``, ``--skip``) is unchecked, neither
+stale nor active; one naming no check at all is refused (:func:`require_known_checks`),
+since it could never match. Matching runs in DuckDB (``GLOB``), next to the findings.
 """
 
 from __future__ import annotations
@@ -67,10 +69,11 @@ __all__ = [
 SELECTORS = ("team", "project", "environment", "service")
 EXPIRING_DAYS = 14
 """A waiver still hiding findings that ends within this many days is reported as expiring."""
-WAIVER_STATUSES = ("active", "expiring", "expired", "stale", "unchecked")
-"""A waiver report's statuses: ``expiring``, ``expired`` and ``stale`` ask for someone to act;
-``unchecked`` says the audit did not run the waiver's check."""
-ATTENTION = ("expiring", "expired", "stale")
+WAIVER_STATUSES = ("active", "expiring", "expired", "stale", "duplicate", "unchecked")
+"""A waiver report's statuses: ``expiring``, ``expired``, ``stale`` and ``duplicate`` (every
+finding it matches is held by another waiver lasting at least as long: remove it, no need to
+renew it) ask for someone to act; ``unchecked`` says the audit did not run the waiver's check."""
+ATTENTION = ("expiring", "expired", "stale", "duplicate")
 """The statuses of waivers someone has to renew, fix or remove."""
 _KEYS = {"check", "resources", "reason", "owner", "expires", *SELECTORS}
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -373,11 +376,37 @@ order by
 """
 
 _REPORT = """
-with counted as (
+with live as (  -- each waiver's matches still in alarm (or fixed, not yet resolved)
+    select distinct idx, check_id, resource_id from audit_waiver_matches where state <> 'resolved'
+),
+counted as (
     select w.*, count(m.idx) filter (where m.state <> 'resolved') as matched
     from audit_waivers w
     left join audit_waiver_matches m on m.idx = w.idx
     group by all
+),
+shared as (  -- how many of a waiver's live matches another waiver matches too
+    select a.idx, b.idx as other, count(*) as n
+    from live a join live b using (check_id, resource_id)
+    where a.idx <> b.idx
+    group by all
+),
+covered as (  -- by an unexpired waiver lasting as long (the earlier entry among equals)
+    select s.idx, first(s.other order by wb.expires desc, s.other) as covered_by
+    from shared s
+    join audit_waivers wa on wa.idx = s.idx
+    join audit_waivers wb on wb.idx = s.other
+    where s.n = (select count(*) from live l where l.idx = s.idx)
+      and not wb.expired
+      and (wb.expires > wa.expires or (wb.expires = wa.expires and wb.idx < wa.idx))
+    group by s.idx
+),
+idle as (  -- ids of a 'resources' list that match no live finding
+    select w.idx, string_agg(r.id, ', ' order by r.pos) as stale_ids
+    from audit_waivers w,
+         unnest(w.resource_ids) with ordinality as r(id, pos)
+    where not exists (select 1 from live l where l.idx = w.idx and l.resource_id = r.id)
+    group by w.idx
 )
 select
     idx as entry,
@@ -392,10 +421,15 @@ select
         when expired then 'expired'
         when check_id not in (select check_id from audit_checks) then 'unchecked'
         when matched = 0 then 'stale'
+        when v.covered_by is not null then 'duplicate'
         when days_left <= $expiring_days then 'expiring'
         else 'active'
-    end as status
+    end as status,
+    case when not expired and matched > 0 then i.stale_ids end as stale_ids,
+    case when not expired and matched > 0 then v.covered_by end as covered_by
 from counted
+left join covered v using (idx)
+left join idle i using (idx)
 order by idx
 """
 
@@ -404,14 +438,22 @@ def apply_waivers(
     con: duckdb.DuckDBPyConnection, waivers: Iterable[Waiver], today: date
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Findings with their waiver columns, and the waiver report: each entry's ``expires``,
-    ``days_left`` (negative once expired), how many findings it ``matched`` and its
-    ``status`` (:data:`WAIVER_STATUSES`).
+    ``days_left`` (negative once expired), how many findings it ``matched``, its ``status``
+    (:data:`WAIVER_STATUSES`), ``stale_ids`` (the ids of its ``resources`` that match no
+    finding in alarm, comma-separated, else null) and ``covered_by`` (for a duplicate, the
+    entry that holds its findings, else null).
 
     Reads ``audit_findings`` and ``audit_checks`` (see :mod:`toolkit.audit.lifecycle`).
     """
+    import pandas as pd
+
     con.register(WAIVERS, waiver_table(list(waivers), today))
     con.execute(_MATCHES)
     report = query_frame(con, _REPORT, {"expiring_days": EXPIRING_DAYS})
+    # an entry number, or None (not NaN, which pandas makes of a null integer)
+    report["covered_by"] = pd.Series(
+        [None if pd.isna(v) else int(v) for v in report["covered_by"]], dtype=object
+    )
     return query_frame(con, _WAIVED), report
 
 
