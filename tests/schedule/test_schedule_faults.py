@@ -206,3 +206,45 @@ def test_bad_settings_exit_with_config(job: Job) -> None:
     job.configure("")
     assert job.run("--every", "1h", "--cron", "0 * * * *").exit_code == ExitCode.CONFIG
     assert "not a cron expression" in job.run("--cron", "every day").stderr
+
+
+def test_a_bad_waivers_file_after_the_snapshot_ends_the_run_recorded_as_config(
+    job: Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A YAML date that does not exist once raised ValueError out of the job: exit 1, and
+    the status file stayed at "running" with no last_failure."""
+    waivers = job.tmp / "waivers.yaml"
+    waivers.write_text(
+        "waivers:\n  - check: BAK001\n    service: mongodb\n    reason: r\n    owner: o\n"
+        "    expires: 2026-02-30\n",
+        encoding="utf-8",
+    )
+    settings = dataclasses.replace(_settings(job, monkeypatch, audit=True), waivers_file=waivers)
+    scheduler = Scheduler(settings, cadence=Cadence.every(30), max_runs=1,
+                          status_file=job.status_file)  # fmt: skip
+    assert scheduler.run() == ExitCode.CONFIG
+    status = job.status()
+    assert status["state"] == "stopped" and status["current_run"] is None
+    failure = status["last_failure"]
+    assert failure["outcome"] == "config" and "'2026-02-30' is not a real date" in failure["reason"]
+    assert str(waivers) in failure["reason"] and job.snapshots() == ["complete"]
+
+
+def test_an_unexpected_audit_error_ends_the_run_recorded(
+    job: Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolkit.audit
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+
+    monkeypatch.setattr(toolkit.audit, "run_audit", broken)
+    settings = _settings(job, monkeypatch, audit=True)
+    scheduler = Scheduler(settings, cadence=Cadence.every(30), max_runs=1,
+                          status_file=job.status_file)  # fmt: skip
+    assert scheduler.run() == ExitCode.CONFIG
+    status = job.status()
+    assert status["state"] == "stopped" and status["current_run"] is None
+    reason = status["last_failure"]["reason"]
+    assert "the audit failed (UnicodeDecodeError:" in reason
+    assert status["last_run"]["snapshot_id"] in reason and job.snapshots() == ["complete"]

@@ -198,6 +198,15 @@ def _audit(settings: Settings, outcome: RunOutcome) -> AuditResult | None:
     except StoreError as exc:  # the snapshot is committed; the next run audits again
         outcome.fail("store", f"the audit could not read the store: {exc}")
         return None
+    except Exception as exc:  # a run must end recorded, never left "running"
+        logger.exception("the audit failed", extra={"fields": {"run_id": outcome.run_id}})
+        outcome.fail(
+            "config",
+            f"the audit failed ({type(exc).__name__}: {exc}) after snapshot "
+            f"{outcome.snapshot_id} was committed; check what it reads ([audit] waivers, "
+            "[audit] checks, [checks.ID]), and report this as a bug with the logged traceback",
+        )
+        return None
     frame = result.findings
     alarming = frame[~frame.waived.astype(bool)]
     outcome.fields["findings"] = {
