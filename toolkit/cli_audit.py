@@ -31,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from toolkit.cli_options import (
+    WAIVERS_HELP,
     CheckOpt,
     ConfigOpt,
     SkipOpt,
@@ -69,7 +70,7 @@ def register(app: typer.Typer) -> None:
 SnapshotOpt = Annotated[
     str | None, typer.Option("--snapshot", help="Judge this snapshot (id or unique prefix).")
 ]
-WaiversOpt = Annotated[Path | None, typer.Option("--waivers", help="Waivers file (TOML or YAML).")]
+WaiversOpt = Annotated[Path | None, typer.Option("--waivers", help=WAIVERS_HELP)]
 TableOrJsonOpt = Annotated[str, typer.Option("--format", help="table or json.")]
 
 

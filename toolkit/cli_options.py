@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from toolkit.config import Settings
 
 __all__ = [
+    "WAIVERS_HELP",
     "BaseUrlOpt",
     "CheckOpt",
     "ConfigOpt",
@@ -77,6 +78,13 @@ TokenEnvOpt = Annotated[
     ),
 ]
 
+
+WAIVERS_HELP = (
+    "Waivers file: .toml, or .yaml/.yml for YAML. Each entry: check, what it waives "
+    "(resources = ids, or globs on team, project, environment, service; case-sensitive), "
+    "reason, owner, expires (a date). See the README's 'Waivers file'."
+)
+"""What ``--waivers`` says in ``--help`` (audit, report, finding)."""
 
 CheckOpt = Annotated[
     list[str] | None,

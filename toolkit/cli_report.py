@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolkit.cli_options import (
+    WAIVERS_HELP,
     CheckOpt,
     ConfigOpt,
     SkipOpt,
@@ -77,9 +78,7 @@ def report_command(
             "one before the newest).",
         ),
     ] = None,
-    waivers: Annotated[
-        Path | None, typer.Option("--waivers", help="Waivers file (TOML or YAML).")
-    ] = None,
+    waivers: Annotated[Path | None, typer.Option("--waivers", help=WAIVERS_HELP)] = None,
     config: ConfigOpt = None,
     check: CheckOpt = None,
     skip: SkipOpt = None,
