@@ -4,8 +4,9 @@ command line.
 ``audit`` exits 1 when an unwaived finding at or above ``--fail-on`` is in alarm (new,
 regressed or open; with ``--fail-on-new`` only new or regressed), so a CI pipeline can gate
 on it; 2 on bad configuration, a bad check or waivers file, or a snapshot that is not
-there. ``finding`` tells one finding's story over the history. ``register(app)`` adds the
-commands::
+there, or when standard output cannot be written (a full disk; never 1, which a gate
+would read as findings). ``finding`` tells one finding's story over the history.
+``register(app)`` adds the commands::
 
     platform-audit audit --format sarif --out audit.sarif --fail-on high
     platform-audit audit --fail-on medium --fail-on-new     # only what got worse fails
@@ -18,7 +19,9 @@ commands::
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,7 +58,16 @@ if TYPE_CHECKING:
 
 __all__ = ["audit_command", "checks_command", "diff_command", "finding_command", "register"]
 
-console = Console()
+
+class _StdoutConsole(Console):
+    """Standard output's console: a closed pipe raises :class:`BrokenPipeError` for
+    :func:`_writing_stdout` to handle, where rich would exit 1, the findings' status."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+console = _StdoutConsole()
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
 
 
@@ -84,6 +96,37 @@ def _exit_codes() -> Iterator[None]:
         raise fail(str(exc), ExitCode.CONFIG) from None
     except StoreError as exc:
         raise fail(str(exc), ExitCode.STORE) from None
+
+
+@contextmanager
+def _writing_stdout() -> Iterator[None]:
+    """Write a command's output to standard output, whatever becomes of it.
+
+    A pipe closed by its reader (``| head``) ends the output quietly, as other command-line
+    tools do, and the command goes on: an audit's exit status still says whether findings
+    failed the gate. Any other error (a full disk) is one ``error:`` line and exit 2, never
+    a traceback or 1, which a CI gate would read as findings.
+    """
+    try:
+        yield
+        sys.stdout.flush()  # else the error comes at exit, after the exit status is chosen
+    except BrokenPipeError:
+        _discard_stdout()
+    except OSError as exc:
+        _discard_stdout()
+        message = f"cannot write the output: {exc.strerror or exc}; try --out FILE"
+        raise fail(message, ExitCode.CONFIG) from None
+
+
+def _discard_stdout() -> None:
+    """Point standard output at the null device, so what Python still holds in its buffer
+    cannot fail again (and print a traceback) when the process exits."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # not a file descriptor: a test's captured output
+        pass
 
 
 def _table_or_json(format: str) -> None:
@@ -182,9 +225,11 @@ def audit_command(
     elif format == "table":
         from toolkit.audit import findings_table
 
-        console.print(findings_table(result, limit=limit or None))
+        with _writing_stdout():
+            console.print(findings_table(result, limit=limit or None))
     else:
-        sys.stdout.write(render(result, format))
+        with _writing_stdout():
+            sys.stdout.write(render(result, format))
     _print_waiver_messages(result.waiver_report, ATTENTION)
     if threshold is not None:
         new_only = settings.fail_on_new if fail_on_new is None else fail_on_new
@@ -277,7 +322,8 @@ def checks_command(
              "path": str(spec.path), "params": catalogue.params(spec)}
             for spec in catalogue.specs
         ]  # fmt: skip
-        sys.stdout.write(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
+        with _writing_stdout():
+            sys.stdout.write(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
         return
     table = Table(title=Text(f"{len(catalogue.specs)} check(s)"), box=box.SIMPLE_HEAD)
     for column in ("id", "severity", "area", "title and thresholds"):
@@ -288,7 +334,8 @@ def checks_command(
         if params:
             title.append("\n" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in params.items()))
         table.add_row(Text(spec.id), Text(spec.severity), Text(spec.area), title)
-    console.print(table)
+    with _writing_stdout():
+        console.print(table)
     if settings.skip_checks:
         err.print(Text(f"left out by [audit] skip: {', '.join(settings.skip_checks)}"))
 
@@ -329,13 +376,14 @@ def finding_command(
             waivers=waivers,
         )
         story = explain_finding(result, check_id, resource)
-    if format == "json":
-        document = json.dumps(story.as_json(), indent=2, ensure_ascii=False, default=str)
-        sys.stdout.write(document + "\n")
-    else:
-        from toolkit.audit.explain import story_renderable
+    from toolkit.audit.explain import story_renderable
 
-        console.print(story_renderable(story))
+    with _writing_stdout():
+        if format == "json":
+            document = json.dumps(story.as_json(), indent=2, ensure_ascii=False, default=str)
+            sys.stdout.write(document + "\n")
+        else:
+            console.print(story_renderable(story))
 
 
 def diff_command(
@@ -362,10 +410,11 @@ def diff_command(
             after=after,
             settings=settings,
         )
-    if format == "json":
-        sys.stdout.write(json.dumps(diff_json(change), indent=2, ensure_ascii=False) + "\n")
-    else:
-        console.print(diff_renderable(change))
+    with _writing_stdout():
+        if format == "json":
+            sys.stdout.write(json.dumps(diff_json(change), indent=2, ensure_ascii=False) + "\n")
+        else:
+            console.print(diff_renderable(change))
 
 
 def diff_json(change: SnapshotDiff) -> dict[str, Any]:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import io
 import json
+import os
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -271,3 +277,68 @@ def test_counts_per_check_add_up_as_the_summary_does(store_dir: Path) -> None:
     )  # fmt: skip
     columns = ("new", "regressed", "open", "resolved", "waived")
     assert [int(n) for n in row[2:]] == [high[c] for c in columns], row
+
+
+class _UnwritableStdout(io.StringIO):
+    """Standard output whose every write fails with ``error`` (a full disk, a closed pipe)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__()
+        self.error = error
+
+    def write(self, text: str) -> int:
+        raise self.error
+
+
+def audit_to(stdout: io.TextIOBase, root: Path, *args: str) -> int:
+    """Run ``audit`` in this process with ``stdout`` as standard output; its exit status."""
+    config = config_file(root)
+    argv = ["audit", "--store", str(root / "store"), "--config", str(config), *args]
+    with contextlib.redirect_stdout(stdout), pytest.raises(SystemExit) as exit_:
+        app(argv, prog_name="platform-audit")
+    return int(exit_.value.code or 0)
+
+
+@pytest.mark.parametrize("fmt", ["json", "table"])
+def test_a_full_disk_on_stdout_is_one_error_line_not_the_findings_status(
+    store_dir: Path, fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    full = _UnwritableStdout(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+    code = audit_to(full, store_dir, "--format", fmt, "--fail-on", "high")
+    err = capsys.readouterr().err
+    assert code == ExitCode.CONFIG, err
+    assert "error: cannot write the output: No space left on device" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("gate", "code"), [((), ExitCode.OK), (("--fail-on", "high"), 1)])
+def test_a_closed_pipe_ends_the_output_quietly_and_the_gate_still_decides(
+    store_dir: Path, gate: tuple[str, ...], code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for fmt in ("json", "table"):
+        closed = _UnwritableStdout(BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE)))
+        assert audit_to(closed, store_dir, "--format", fmt, *gate) == code
+        err = capsys.readouterr().err
+        assert "error" not in err and "Broken pipe" not in err and "Traceback" not in err
+
+
+def test_a_pipe_closed_by_head_leaves_no_error_at_exit(store_dir: Path) -> None:
+    """The whole process, as in ``platform-audit audit --format json | head -1``: nothing
+    must fail again when Python flushes standard output on the way out."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first write
+    config = config_file(store_dir)
+    argv = ["audit", "--store", str(store_dir / "store"), "--config", str(config)]
+    program = "from toolkit.cli import app; app(prog_name='platform-audit')"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", program, *argv, "--format", "json"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (ExitCode.OK, "")
