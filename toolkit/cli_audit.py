@@ -168,7 +168,8 @@ def audit_command(
     ] = None,
     waivers: WaiversOpt = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write the findings to this file.")
+        Path | None,
+        typer.Option("--out", help="Write the findings to this file (- for standard output)."),
     ] = None,
     latest_only: Annotated[
         bool,
@@ -192,6 +193,8 @@ def audit_command(
     from toolkit.audit.waivers import ATTENTION
     from toolkit.snapshot import Store
 
+    if out is not None and str(out) == "-":  # standard output, as without --out
+        out = None
     format = output_format(format, out, formats=FORMATS, suffixes=SUFFIXES, default="table")
     if fail_on is not None and fail_on not in FAIL_ON:
         raise fail(f"--fail-on must be one of {', '.join(FAIL_ON)}", ExitCode.CONFIG)
@@ -218,10 +221,12 @@ def audit_command(
 
         try:
             write_text(out, render(result, format))  # whole or not at all
+            err.print(Text(f"wrote {format} report to {out}"))
+        except BrokenPipeError:  # a pipe (/dev/stdout | head) its reader closed: as on stdout
+            pass
         except OSError as exc:
-            message = f"cannot write {out}: {exc}; choose another --out"
+            message = f"cannot write {out}: {exc.strerror or exc}; choose another --out"
             raise fail(message, ExitCode.CONFIG) from None
-        err.print(Text(f"wrote {format} report to {out}"))
     elif format == "table":
         from toolkit.audit import findings_table
 

@@ -342,3 +342,28 @@ def test_a_pipe_closed_by_head_leaves_no_error_at_exit(store_dir: Path) -> None:
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (ExitCode.OK, "")
+
+
+def test_out_dash_is_standard_output_and_a_symlink_stays(
+    store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = audit(store_dir, "--out", "-", "--format", "csv")
+    assert code == ExitCode.OK and out.startswith("check_id,")
+    assert not (tmp_path / "-").exists()
+    link = tmp_path / "latest.json"
+    link.symlink_to("audit-1.json")
+    code, _, err = audit(store_dir, "--out", str(link))
+    assert code == ExitCode.OK, err
+    assert link.is_symlink()
+    assert json.loads((tmp_path / "audit-1.json").read_text(encoding="utf-8"))["findings"]
+
+
+def test_an_out_error_names_the_out_file_not_a_temporary_one(
+    store_dir: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "dir.json"
+    folder.mkdir()
+    code, _, err = audit(store_dir, "--out", str(folder))
+    assert code == ExitCode.CONFIG
+    assert f"cannot write {folder}: Is a directory; choose another --out" in " ".join(err.split())

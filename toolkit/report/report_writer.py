@@ -9,7 +9,9 @@ PosixPath('audit.html')
 
 from __future__ import annotations
 
+import errno
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,8 +43,8 @@ def write_report(
     """Audit the newest complete snapshot of ``store`` and write the report to ``out``.
 
     The file is replaced atomically (written beside it, then renamed), so a reader never
-    sees half a report; missing parent folders are created. See :func:`render_report` for
-    the arguments. Returns ``out``.
+    sees half a report; see :func:`write_text` for symlinks, devices and ``-``, and
+    :func:`render_report` for the arguments. Returns ``out``.
     """
     text = render_report(
         store,
@@ -57,16 +59,69 @@ def write_report(
     return out
 
 
-def write_text(out: Path, text: str) -> None:
-    """Replace ``out`` with ``text`` atomically (written beside it, then renamed)."""
+def write_text(out: Path | str, text: str) -> None:
+    """Write ``text`` to ``out`` whole or not at all, whatever ``out`` names.
+
+    ``-`` is standard output. A regular file or a new name is replaced atomically (written
+    beside it, then renamed), so a reader never sees half a report; missing parent folders
+    are created. A symlink is followed: its target is replaced, and the link stays. A
+    device, FIFO or socket (``/dev/null``, a named pipe) is opened and written in place, as
+    are ``/dev/stdout`` and ``/dev/fd/N`` (appended to: the shell opened, and may have
+    truncated, the file they lead to). An :class:`OSError` names ``out``, never the
+    temporary file.
+    """
+    if str(out) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if _opened_by_the_shell(out):
+        _write_in_place(out, text, mode="a")
+        return
+    target = out.resolve()  # a symlink's target, or ``out`` itself
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(out))
+    if target.exists() and not target.is_file():
+        _write_in_place(target, text, mode="w")
+        return
+    _replace(target, text, shown=out)
+
+
+def _opened_by_the_shell(out: Path) -> bool:
+    """Whether ``out`` is one of the process's open files (``/dev/stdout``, ``/dev/fd/1``,
+    ``/proc/self/fd/1``): a link, through a folder of ``/proc``, to whatever it was opened
+    on (a file, a pipe, a terminal), which only writing in place reaches."""
+    path = out.absolute()
+    for _ in range(40):  # the kernel's own limit on links in a row
+        if path.parent.resolve().parts[:2] == ("/", "proc"):
+            return True
+        if not path.is_symlink():
+            return False
+        path = path.parent / path.readlink()
+    return False
+
+
+def _write_in_place(target: Path, text: str, *, mode: str) -> None:
+    with target.open(mode, encoding="utf-8", newline="") as handle:
+        handle.write(text)
+
+
+def _replace(out: Path, text: str, *, shown: Path) -> None:
+    """Replace ``out`` with ``text`` atomically (written beside it, then renamed); an error
+    names ``shown`` (what the user asked for), not the temporary file."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:  # a file where a folder should be: say so
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), exc.filename) from exc
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
         Path(tmp).chmod(0o644)  # mkstemp's 0600 would hide a report meant to be shared
         Path(tmp).replace(out)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise type(exc)(exc.errno, exc.strerror or str(exc), str(shown)) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
