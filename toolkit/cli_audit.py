@@ -447,8 +447,8 @@ def diff_json(change: SnapshotDiff) -> dict[str, Any]:
 
 
 def diff_renderable(change: SnapshotDiff) -> RenderableType:
-    """Rich tables of a diff; every cell is plain text."""
-    from toolkit.audit.formats import frame_records
+    """Rich tables of a diff; every cell is plain text, control characters shown as escapes."""
+    from toolkit.audit.formats import frame_records, visible
 
     title = f"from {change.before.snapshot_id} to {change.after.snapshot_id}"
     # Lighter boxes, and long ids and field names fold rather than end in "…": a terminal's
@@ -464,17 +464,20 @@ def diff_renderable(change: SnapshotDiff) -> RenderableType:
         for row in frame_records(frame):
             fields = ", ".join(str(f) for f in row.get("changed_fields", []))
             services.add_row(
-                Text(label), Text(str(row["name"])), Text(str(row["id"])), Text(fields)
+                Text(label),
+                Text(visible(row["name"])),
+                Text(visible(row["id"])),
+                Text(visible(fields)),
             )
     findings = Table(title=Text("findings"), box=box.SIMPLE_HEAD)
     for column in ("state", "severity", "check", "resource", "reason"):
         findings.add_column(column, overflow="fold")
     for f in frame_records(change.findings):
         findings.add_row(
-            Text(str(f["state"])),
-            Text(str(f["severity"])),
-            Text(str(f["check_id"])),
-            Text(str(f["resource_name"] or f["resource_id"])),
-            Text(str(f["reason"] or "")),
+            Text(visible(f["state"])),
+            Text(visible(f["severity"])),
+            Text(visible(f["check_id"])),
+            Text(visible(f["resource_name"] or f["resource_id"])),
+            Text(visible(f["reason"] or "")),
         )
     return Group(services, findings)

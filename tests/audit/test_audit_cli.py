@@ -367,3 +367,43 @@ def test_an_out_error_names_the_out_file_not_a_temporary_one(
     code, _, err = audit(store_dir, "--out", str(folder))
     assert code == ExitCode.CONFIG
     assert f"cannot write {folder}: Is a directory; choose another --out" in " ".join(err.split())
+
+
+ESC_NAME = "x\x1b[31mred\x1b]0;title\x07\x9b2J"  # colour, window title, C1 CSI clear-screen
+
+
+@pytest.fixture(scope="module")
+def esc_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The engine history with a service and a team named with terminal escape sequences."""
+    root = tmp_path_factory.mktemp("esc-cli")
+    fixture = history()
+    for snapshot in fixture["snapshots"]:
+        tables = snapshot["tables"]
+        for service in tables["services"]:
+            if service["id"] in ("svc-open", "svc-resolved"):  # resolved: in the diff too
+                service["name"] = ESC_NAME
+        tables["teams"][1]["name"] = "core\x1b[2J"
+    write_store(root / "store", fixture)
+    return root
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("audit", "--format", "table"),
+        ("audit", "--format", "markdown"),
+        ("audit", "--format", "csv"),
+        ("finding", "TST001", "svc-open"),
+        ("diff",),
+    ],
+)
+def test_control_characters_in_names_never_reach_the_terminal(
+    esc_store: Path, args: tuple[str, ...]
+) -> None:
+    config = config_file(esc_store)
+    store = ("--store", str(esc_store / "store"), "--config", str(config))
+    outcome = runner.invoke(app, [*args, *store], terminal_width=200)
+    assert outcome.exit_code == ExitCode.OK, outcome.output
+    shown = outcome.stdout
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown), repr(shown)
+    assert "x\\x1b[31mred" in shown.replace("\\\\", "\\").replace("\\[", "[")  # md escapes

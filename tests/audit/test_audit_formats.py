@@ -30,7 +30,7 @@ from toolkit.audit import (
     run_audit,
     to_sarif,
 )
-from toolkit.audit.formats import csv_cell, to_csv
+from toolkit.audit.formats import csv_cell, to_csv, visible
 from toolkit.audit.testing import fixture_connection
 
 SCHEMA = json.loads(
@@ -195,3 +195,13 @@ def test_table_fits_80_columns_and_keeps_every_word(result: AuditResult) -> None
     waived = result.findings[result.findings["waived"]]
     assert not waived.empty
     assert f"waived by {waived['waiver_owner'].iloc[0]}" in " ".join(text.split())
+
+
+def test_visible_writes_control_characters_as_escapes() -> None:
+    assert visible("a\x1b[31mb\x07\x9b\u202ec\x7f") == "a\\x1b[31mb\\x07\\x9b\\u202ec\\x7f"
+    assert visible("two\nlines\tand\ra tab") == "two\nlines\\x09and\\x0da tab"
+    assert visible("two\nlines", keep="") == "two\\x0alines"
+    assert visible("naïve café – ok") == "naïve café – ok"  # printable text as it is
+    assert escape_markdown("x\x1b[0m") == "x\\\\x1b\\[0m"
+    assert csv_cell("a\tb\nc\x1b") == "a\tb\nc\\x1b"  # CSV keeps tabs and line breaks
+    assert csv_cell("\x1b=1") == "\\x1b=1" and csv_cell("\t=1") == "'\t=1"

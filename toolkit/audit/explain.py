@@ -23,6 +23,7 @@ from toolkit.audit.formats import (
     minute_text,
     parsed_evidence,
     ref_json,
+    visible,
 )
 from toolkit.errors import AuditError
 
@@ -102,14 +103,16 @@ def explain_finding(result: AuditResult, check_id: str, resource: str) -> Findin
 
 
 def _place(record: dict[str, Any]) -> str:
-    """Where a finding's resource lives: team / project / environment, by name."""
+    """Where a finding's resource lives: team / project / environment, by name (control
+    characters shown as escapes: it goes to a terminal, in the story and in errors)."""
     parts = [record.get(k) for k in ("team_name", "project_name", "environment_name")]
-    return " / ".join(str(p) for p in parts if p) or "no owner recorded"
+    return visible(" / ".join(str(p) for p in parts if p)) or "no owner recorded"
 
 
 def story_renderable(story: FindingStory) -> RenderableType:
     """The story for a terminal: the facts, the episodes, then the risk and the fix. Every
-    value is plain text, never markup (names come from the platform)."""
+    value is plain text, never markup, and its control characters are shown as escapes
+    (names come from the platform)."""
     spec, finding, result = story.check, story.finding, story.result
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold", no_wrap=True)
@@ -117,7 +120,8 @@ def story_renderable(story: FindingStory) -> RenderableType:
     name = (finding or {}).get("resource_name")
     kind = (finding or {}).get("resource_type") or "resource"
     facts.add_row(
-        "resource", Text(f"{name} ({kind} {story.resource_id})" if name else story.resource_id)
+        "resource",
+        Text(visible(f"{name} ({kind} {story.resource_id})" if name else story.resource_id)),
     )
     if finding is not None:
         facts.add_row("where", Text(_place(finding)))
@@ -129,16 +133,16 @@ def story_renderable(story: FindingStory) -> RenderableType:
         state = "in alarm only before the compared snapshot, not since"
     else:
         state = f"{finding['state']} ({finding['status']} in the judged snapshot)"
-    facts.add_row("state", Text(state))
+    facts.add_row("state", Text(visible(state)))
     if finding is not None:
         if finding.get("reason"):
-            facts.add_row("reason", Text(str(finding["reason"])))
+            facts.add_row("reason", Text(visible(finding["reason"])))
         if finding.get("evidence"):
-            facts.add_row("evidence", Text(evidence_text(finding["evidence"])))
+            facts.add_row("evidence", Text(visible(evidence_text(finding["evidence"]))))
         if finding.get("waiver_status"):
             until = f" until {finding['waiver_expires']}" if finding.get("waiver_expires") else ""
             waiver = f"{finding['waiver_status']}: {finding['waiver_owner']}{until}"
-            facts.add_row("waiver", Text(f"{waiver}: {finding['waiver_reason']}"))
+            facts.add_row("waiver", Text(visible(f"{waiver}: {finding['waiver_reason']}")))
     episodes = story.episodes
     alarms = int(episodes.snapshots.sum()) if not episodes.empty else 0
     facts.add_row("history", Text(f"in alarm in {alarms} snapshot(s), {len(episodes)} episode(s)"))

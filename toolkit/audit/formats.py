@@ -3,7 +3,9 @@
 Everything the platform returned (names, reasons, evidence) is plain text in every format:
 the table uses rich ``Text`` (no markup is interpreted), Markdown escapes every character
 that could start markup (pipes and backticks included) and folds line breaks, JSON and CSV
-are written by their standard-library writers. Example::
+are written by their standard-library writers. Control characters (ESC and the rest) are
+shown as ``\\x1b`` in the table, Markdown and CSV (:func:`visible`): a name must not drive
+the terminal of whoever reads the audit. Example::
 
     print(render(result, "markdown"))
     console.print(findings_table(result))
@@ -47,6 +49,7 @@ __all__ = [
     "ref_json",
     "render",
     "to_records",
+    "visible",
 ]
 
 FORMATS = ("table", "json", "csv", "markdown", "sarif")
@@ -57,6 +60,8 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
 _SCALARS = (float, int, str, datetime, date, type(pd.NaT), type(pd.NA))
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+# C0 and C1 controls and DEL, and the bidirectional overrides that reorder what is shown
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def render(result: AuditResult, fmt: str) -> str:
@@ -124,19 +129,43 @@ def csv_cell(value: object) -> object:
     """A value for a CSV cell: null as empty, and text that starts like a formula (``=``,
     ``+``, ``-``, ``@``, tab or carriage return) prefixed with ``'``, as OWASP advises, so a
     resource named ``=HYPERLINK(...)`` by someone on the platform stays text in Excel or
-    Sheets. Numbers and booleans are written as they are."""
+    Sheets. Text keeps its tabs and line breaks, but other control characters are shown as
+    escapes (:func:`visible`): the file is also read with ``cat``. Numbers and booleans are
+    written as they are."""
     plain = _plain(value)
     if plain is None:
         return ""
-    if isinstance(plain, str) and plain.startswith(_FORMULA_STARTS):
-        return "'" + plain
-    return plain
+    if not isinstance(plain, str):
+        return plain
+    shown = visible(plain, keep="\t\n\r")
+    return "'" + shown if shown.startswith(_FORMULA_STARTS) else shown
+
+
+def visible(text: object, keep: str = "\n") -> str:
+    """``text`` with each control character but those in ``keep`` written as an escape
+    (``\\x1b``, ``\\u202e``), for a terminal, Markdown or a spreadsheet::
+
+        visible("x\x1b[31mred")   # 'x\\x1b[31mred': printed, no longer turns the screen red
+
+    ESC, CSI and OSC start sequences that recolour or clear a terminal, set its title or a
+    link; bidirectional overrides reorder what is shown. Use it on every platform value
+    rendered as text; JSON escapes control characters by itself.
+    """
+    return _CONTROL.sub(lambda m: _escape(m.group(), keep), str(text))
+
+
+def _escape(char: str, keep: str) -> str:
+    if char in keep:
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def escape_markdown(value: object) -> str:
-    """Text safe in a Markdown table cell: line breaks folded, markup characters escaped."""
+    """Text safe in a Markdown table cell: line breaks folded, control characters shown as
+    escapes (:func:`visible`), markup characters escaped."""
     text = "" if _plain(value) is None else str(_plain(value))
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", visible(" ".join(text.split()), keep=""))
 
 
 def to_markdown(result: AuditResult) -> str:
@@ -208,18 +237,18 @@ def findings_table(result: AuditResult, limit: int | None = None) -> RenderableT
     table.add_column("resource / team", max_width=28, overflow="fold")
     table.add_column("reason", ratio=1, min_width=20, overflow="fold")
     for f in frame_records(shown):
-        resource = Text(str(f["resource_name"] or f["resource_id"]))
+        resource = Text(visible(f["resource_name"] or f["resource_id"]))
         team = f["team_name"] or f["team_id"]
         if team:
-            resource.append(f"\n{team}", style="dim")
-        reason = Text(str(f["reason"] or ""))
+            resource.append(f"\n{visible(team)}", style="dim")
+        reason = Text(visible(f["reason"] or ""))
         if f["waived"]:
             until = f" until {f['waiver_expires']}" if f["waiver_expires"] else ""
-            reason.append(f"\nwaived by {f['waiver_owner']}{until}", style="dim")
+            reason.append(visible(f"\nwaived by {f['waiver_owner']}{until}"), style="dim")
         table.add_row(
             Text(str(f["severity"]), style=_STYLE.get(str(f["severity"]), "")),
-            Text(str(f["state"])),
-            Text(str(f["check_id"])),
+            Text(visible(f["state"])),
+            Text(visible(f["check_id"])),
             resource,
             reason,
         )
@@ -252,8 +281,8 @@ def _per_check_table(result: AuditResult) -> Table:
         counts = [int(row[column]) for column in columns]
         if not any(counts):
             continue
-        check = Text(str(row["check_id"]))
-        check.append(f"\n{row['title']}", style="dim")
+        check = Text(visible(row["check_id"]))
+        check.append(f"\n{visible(row['title'])}", style="dim")
         severity = str(row["severity"])
         table.add_row(
             check, Text(severity, style=_STYLE.get(severity, "")), *(Text(f"{n:,}") for n in counts)
