@@ -235,6 +235,8 @@ def audit_command(
     else:
         with _writing_stdout():
             sys.stdout.write(render(result, format))
+    if format == "sarif":
+        _warn_of_sarif_results_left_out(result)
     _print_waiver_messages(result.waiver_report, ATTENTION)
     if threshold is not None:
         new_only = settings.fail_on_new if fail_on_new is None else fail_on_new
@@ -262,6 +264,20 @@ def _print_waiver_messages(report: pd.DataFrame, attention: Sequence[str]) -> No
             Text(
                 f"... and {len(messages) - WAIVER_LINES} more waiver message(s); the waiver "
                 "report of --format json (or --out) lists every waiver with its status"
+            )
+        )
+
+
+def _warn_of_sarif_results_left_out(result: AuditResult) -> None:
+    from toolkit.audit.sarif import MAX_RESULTS, results_left_out
+
+    left_out = results_left_out(result)
+    if left_out:
+        err.print(
+            Text(
+                f"warning: SARIF holds the {MAX_RESULTS:,} most severe findings in alarm, the "
+                f"most GitHub code scanning accepts; {left_out:,} left out: --format csv or "
+                "json has them all, or narrow the run with --check"
             )
         )
 

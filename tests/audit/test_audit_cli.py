@@ -407,3 +407,19 @@ def test_control_characters_in_names_never_reach_the_terminal(
     shown = outcome.stdout
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown), repr(shown)
     assert "x\\x1b[31mred" in shown.replace("\\\\", "\\").replace("\\[", "[")  # md escapes
+
+
+def test_sarif_over_githubs_limit_says_what_it_left_out(
+    store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolkit.audit import sarif
+
+    monkeypatch.setattr(sarif, "MAX_RESULTS", 2)
+    code, out, err = audit(store_dir, "--format", "sarif")
+    assert code == ExitCode.OK
+    run = json.loads(out)["runs"][0]
+    assert len(run["results"]) == 2 and run["properties"]["results_left_out"] > 0
+    left_out = run["properties"]["results_left_out"]
+    said = " ".join(err.split())
+    assert "SARIF holds the 2 most severe findings in alarm" in said
+    assert f"{left_out} left out" in said

@@ -28,6 +28,7 @@ from toolkit.audit import (
     findings_table,
     render,
     run_audit,
+    sarif,
     to_sarif,
 )
 from toolkit.audit.formats import csv_cell, to_csv, visible
@@ -205,3 +206,22 @@ def test_visible_writes_control_characters_as_escapes() -> None:
     assert escape_markdown("x\x1b[0m") == "x\\\\x1b\\[0m"
     assert csv_cell("a\tb\nc\x1b") == "a\tb\nc\\x1b"  # CSV keeps tabs and line breaks
     assert csv_cell("\x1b=1") == "\\x1b=1" and csv_cell("\t=1") == "'\t=1"
+
+
+def test_sarif_keeps_the_most_severe_results_within_githubs_limit(
+    result: AuditResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alarming = result.findings[result.findings.state.isin(["new", "regressed", "open"])]
+    everything = to_sarif(result)["runs"][0]
+    assert len(everything["results"]) == len(alarming)
+    assert everything["properties"]["results_left_out"] == 0
+    assert sarif.results_left_out(result) == 0
+    monkeypatch.setattr(sarif, "MAX_RESULTS", 3)
+    run = to_sarif(result)["runs"][0]
+    kept = [(r["level"], r["baselineState"], r["ruleId"]) for r in run["results"]]
+    # the high ones (errors), new and regressed before open, whatever the findings' order
+    assert kept == [("error", "new", "TST001"), ("error", "new", "TST001"),
+                    ("error", "unchanged", "TST001")]  # fmt: skip
+    assert run["properties"]["findings_in_alarm"] == len(alarming)
+    assert run["properties"]["results_left_out"] == len(alarming) - 3
+    assert sarif.results_left_out(result) == len(alarming) - 3

@@ -8,7 +8,9 @@ refuses a result without a physical location ("expected a physical location") an
 URI with a scheme, and tracks an alert across uploads by that path. ``baselineState``
 carries the lifecycle (new and regressed are ``new``, open is ``unchanged``), and a waived
 finding carries an accepted external suppression with its owner and reason, so it is shown
-as suppressed rather than dropped. Example::
+as suppressed rather than dropped. GitHub refuses a run of more than 25,000 results, so
+only the first :data:`MAX_RESULTS` are kept, most severe first (new and regressed before
+open), and the run's properties count those left out (:func:`results_left_out`). Example::
 
     json.dump(to_sarif(result), open("audit.sarif", "w"))
 """
@@ -20,13 +22,16 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from toolkit import __version__
+from toolkit.audit.check_file import SEVERITIES
 from toolkit.audit.findings import ALARMING
 from toolkit.audit.formats import frame_records
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from toolkit.audit.findings import AuditResult
 
-__all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "to_sarif"]
+__all__ = ["MAX_RESULTS", "SARIF_SCHEMA", "SARIF_VERSION", "results_left_out", "to_sarif"]
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -34,14 +39,37 @@ _LEVEL = {"critical": "error", "high": "error", "medium": "warning", "low": "not
 # GitHub code scanning reads this property (a CVSS-like score) to rank security results.
 _SCORE = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "0.0"}
 _BASELINE = {"new": "new", "regressed": "new", "open": "unchanged"}
+MAX_RESULTS = 25_000
+"""The most results a run may have: GitHub code scanning rejects a file with more."""
+
+
+def results_left_out(result: AuditResult) -> int:
+    """How many findings in alarm :func:`to_sarif` leaves out to stay within
+    :data:`MAX_RESULTS` (0 for most fleets)."""
+    return max(0, int(result.findings.state.isin(ALARMING).sum()) - MAX_RESULTS)
+
+
+def _most_severe_first(findings: pd.DataFrame) -> pd.DataFrame:
+    """Findings in alarm by severity, then new and regressed before open, then unwaived
+    before waived: the order in which they are kept when there are too many."""
+    alarming = findings[findings.state.isin(ALARMING)]
+    key = alarming.assign(
+        _severity=alarming.severity.map({s: n for n, s in enumerate(SEVERITIES)}),
+        _state=(alarming.state == "open").astype(int),
+        _waived=alarming.waived.fillna(False).astype(bool).astype(int),
+    )
+    order = key.sort_values(["_severity", "_state", "_waived"], kind="stable").index
+    return alarming.loc[order]
 
 
 def to_sarif(result: AuditResult) -> dict[str, Any]:
-    """The SARIF log (a JSON-ready dict) of ``result``'s findings in alarm."""
+    """The SARIF log (a JSON-ready dict) of ``result``'s findings in alarm, the first
+    :data:`MAX_RESULTS` of them most severe first."""
     rules = [_rule(spec) for spec in result.checks]
     index = {spec.id: n for n, spec in enumerate(result.checks)}
-    alarming = result.findings[result.findings.state.isin(ALARMING)]
-    results = [_result(row, index) for row in frame_records(alarming)]
+    alarming = _most_severe_first(result.findings)
+    kept = alarming.head(MAX_RESULTS)
+    results = [_result(row, index) for row in frame_records(kept)]
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -56,6 +84,8 @@ def to_sarif(result: AuditResult) -> dict[str, Any]:
             "snapshot_id": result.target.snapshot_id,
             "snapshot_at": result.target.snapshot_at.isoformat(),
             "compared_to": result.compare.snapshot_id if result.compare else None,
+            "findings_in_alarm": len(alarming),
+            "results_left_out": len(alarming) - len(kept),
         },
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
