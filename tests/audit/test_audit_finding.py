@@ -82,11 +82,21 @@ def test_a_finding_by_id_or_unique_name(result: AuditResult) -> None:
 def test_a_finding_only_in_the_past(result: AuditResult) -> None:
     story = explain_finding(result, "TST001", service_id("once"))
     assert story.finding is None and len(story.episodes) == 1
+    assert story.as_json()["resource"]["resource_name"] == "once"  # named, though not a finding
+
+
+def test_a_finding_only_in_the_past_by_its_name(result: AuditResult) -> None:
+    """``once`` was in alarm on day 1 only: no finding now, but its name is still known."""
+    story = explain_finding(result, "TST001", "once")
+    assert story.resource_id == service_id("once") and story.finding is None
+    assert story.episodes.snapshots.tolist() == [1]
+    with pytest.raises(AuditError, match=r"TST001 never found anything on 'fine' \(svc-fine\)"):
+        explain_finding(result, "TST001", "fine")  # a resource it never flagged
 
 
 def test_what_to_pass_instead(result: AuditResult) -> None:
-    with pytest.raises(AuditError, match=r"TST001 found nothing on 'fine'.*--check TST001"):
-        explain_finding(result, "TST001", "fine")  # a resource it never flagged
+    with pytest.raises(AuditError, match=r"TST001 found nothing on 'nope'.*--check TST001"):
+        explain_finding(result, "TST001", "nope")  # no resource has that id or name
     with pytest.raises(AuditError, match="NOPE001 is not a check of this audit"):
         explain_finding(result, "NOPE001", "open")
     twins = copy.deepcopy(history())
@@ -133,12 +143,17 @@ def test_cli_tells_the_story(store_dir: Path) -> None:
     assert document["episodes"][0]["snapshots"] == 4
     code, out, _ = finding(store_dir, "TST001", "svc-open")
     assert "[bold]x[/bold]" in out  # a platform name is text, never markup
+    code, out, _ = finding(store_dir, "TST001", "once")  # only in the history, by name
+    assert code == ExitCode.OK
+    assert "once (service svc-once)" in out and "where" in out
+    assert "ok in the judged snapshot" in " ".join(out.split())
 
 
 def test_cli_errors_say_what_to_do(store_dir: Path) -> None:
     code, _, err = finding(store_dir, "TST009", "svc-open")
     assert code == ExitCode.CONFIG and "`platform-audit checks` lists them" in err
     code, _, err = finding(store_dir, "TST001", "svc-fine")
-    assert code == ExitCode.CONFIG and "`platform-audit audit --check TST001`" in err
+    said = " ".join(err.split())
+    assert code == ExitCode.CONFIG and "`platform-audit audit --check TST001 --format csv`" in said
     code, _, err = finding(store_dir, "TST001", "svc-open", "--format", "xml")
     assert code == ExitCode.CONFIG and "--format must be table or json" in err

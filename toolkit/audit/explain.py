@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import pyarrow.compute as pc
 from rich import box
 from rich.console import Group
 from rich.table import Table
@@ -41,19 +42,23 @@ __all__ = ["FindingStory", "explain_finding", "story_renderable"]
 class FindingStory:
     """A finding of ``check`` on ``resource_id``: ``finding`` is its row of
     ``result.findings`` (None when it is in alarm in neither the judged nor the compared
-    snapshot, only earlier); ``episodes`` is :meth:`AuditResult.episodes`."""
+    snapshot, only earlier); ``episodes`` is :meth:`AuditResult.episodes`; ``resource`` is
+    the check's row on the resource in the judged (else the compared) snapshot, with its
+    name and owners' ids, when ``finding`` is None and the resource is still there."""
 
     result: AuditResult
     check: CheckSpec
     resource_id: str
     finding: dict[str, Any] | None
     episodes: pd.DataFrame
+    resource: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
-        """JSON-ready: the check, the finding (evidence parsed), the episodes."""
+        """JSON-ready: the check, the resource, the finding (evidence parsed), the episodes."""
         finding = dict(self.finding) if self.finding is not None else None
         if finding is not None:
             finding["evidence"] = parsed_evidence(finding["evidence"])
+        known = self.finding or self.resource or {}
         spec = self.check
         return {
             "snapshot": ref_json(self.result.target),
@@ -61,15 +66,21 @@ class FindingStory:
             "check": {"id": spec.id, "title": spec.title, "severity": spec.severity,
                       "area": spec.area, "risk": spec.risk, "remediation": spec.remediation},
             "resource_id": self.resource_id,
+            "resource": {k: known.get(k) for k in _RESOURCE_KEYS} if known else None,
             "finding": finding,
             "episodes": frame_records(self.episodes),
         }  # fmt: skip
 
 
+_RESOURCE_KEYS = ("resource_type", "resource_name", "team_id", "project_id", "environment_id")
+
+
 def explain_finding(result: AuditResult, check_id: str, resource: str) -> FindingStory:
     """The story of ``check_id``'s finding on ``resource``: a resource id, or a resource
-    name that only one of the check's findings has. :class:`AuditError` says what to pass
-    instead when the check did not run, the name is ambiguous or nothing matches."""
+    name that only one of the check's findings has (or, for a finding only in the history,
+    one resource of the judged or compared snapshot that was in alarm before).
+    :class:`AuditError` says what to pass instead when the check did not run, the name is
+    ambiguous or nothing matches."""
     spec = next((s for s in result.checks if s.id == check_id), None)
     if spec is None:
         raise AuditError(
@@ -80,33 +91,81 @@ def explain_finding(result: AuditResult, check_id: str, resource: str) -> Findin
     if by_id.empty:
         past = result.episodes(check_id, resource)
         if not past.empty:  # in alarm only before the compared snapshot
-            return FindingStory(result, spec, resource, None, past)
+            seen = _seen(result, check_id)
+            row = seen[seen.resource_id == resource]
+            known = frame_records(row)[0] if not row.empty else None
+            return FindingStory(result, spec, resource, None, past, known)
         by_id = findings[findings.resource_name == resource]
-    if len(by_id) > 1:
-        places = "; ".join(
-            f"{r['resource_id']} ({_place(r)})" for r in frame_records(by_id.head(20))
-        )
-        more = f" and {len(by_id) - 20} more" if len(by_id) > 20 else ""
-        raise AuditError(
-            f"{len(by_id)} findings of {check_id} are on a resource named {resource!r}: "
-            f"{places}{more}; pass the resource id"
-        )
     if by_id.empty:
-        raise AuditError(
-            f"{check_id} found nothing on {resource!r} (an id or a name) in snapshot "
-            f"{result.target.snapshot_id} or the history before it; "
-            f"`platform-audit audit --check {check_id}` lists its findings"
-        )
+        return _past_by_name(result, spec, resource, listed=not findings.empty)
+    if len(by_id) > 1:
+        raise _ambiguous(check_id, resource, frame_records(by_id))
     record = frame_records(by_id)[0]
     resource_id = str(record["resource_id"])
     return FindingStory(result, spec, resource_id, record, result.episodes(check_id, resource_id))
 
 
+def _seen(result: AuditResult, check_id: str) -> pd.DataFrame:
+    """The check's rows in the judged and compared snapshots, any status, one per resource
+    (the judged snapshot's first): the resources a name can still be matched against."""
+    details = result.details.filter(pc.equal(result.details["check_id"], check_id)).to_pandas()
+    older = details.snapshot_id != result.target.snapshot_id
+    seen: pd.DataFrame = details.loc[older.sort_values(kind="stable").index]
+    return seen.drop_duplicates("resource_id")
+
+
+def _past_by_name(result: AuditResult, spec: CheckSpec, name: str, *, listed: bool) -> FindingStory:
+    """The story of a finding in alarm only before the compared snapshot, on the resource
+    named ``name`` in the judged or compared snapshot."""
+    seen = _seen(result, spec.id)
+    named = frame_records(seen[seen.resource_name == name])
+    stories = [
+        FindingStory(result, spec, str(row["resource_id"]), None, past, row)
+        for row in named
+        if not (past := result.episodes(spec.id, str(row["resource_id"]))).empty
+    ]
+    if len(stories) == 1:
+        return stories[0]
+    if stories:
+        raise _ambiguous(spec.id, name, [story.resource or {} for story in stories])
+    snapshot = result.target.snapshot_id
+    if named:
+        ids = ", ".join(str(row["resource_id"]) for row in named[:20])
+        raise AuditError(
+            f"{spec.id} never found anything on {name!r} ({ids}) up to snapshot {snapshot}"
+        )
+    where = (
+        f"`platform-audit audit --check {spec.id} --format csv` lists its findings with their "
+        "resource ids"
+        if listed
+        else f"{spec.id} has no finding in snapshot {snapshot}; to find a resource gone since, "
+        f"pass its id, or `--snapshot` an older snapshot"
+    )
+    raise AuditError(
+        f"{spec.id} found nothing on {name!r}: no resource with that id was ever in alarm, and "
+        f"none of that name in snapshot {snapshot} or the one compared with it was in alarm "
+        f"in the history; {where}"
+    )
+
+
+def _ambiguous(check_id: str, name: str, records: list[dict[str, Any]]) -> AuditError:
+    places = "; ".join(f"{r['resource_id']} ({_place(r)})" for r in records[:20])
+    more = f" and {len(records) - 20} more" if len(records) > 20 else ""
+    return AuditError(
+        f"{len(records)} findings of {check_id} are on a resource named {name!r}: "
+        f"{places}{more}; pass the resource id"
+    )
+
+
 def _place(record: dict[str, Any]) -> str:
-    """Where a finding's resource lives: team / project / environment, by name (control
-    characters shown as escapes: it goes to a terminal, in the story and in errors)."""
-    parts = [record.get(k) for k in ("team_name", "project_name", "environment_name")]
+    """Where a finding's resource lives: team / project / environment, by name (by id when
+    only the check's row is known). Control characters are shown as escapes: it goes to a
+    terminal, in the story and in errors."""
+    parts = [record.get(f"{k}_name") or record.get(f"{k}_id") for k in _OWNERS]
     return visible(" / ".join(str(p) for p in parts if p)) or "no owner recorded"
+
+
+_OWNERS = ("team", "project", "environment")
 
 
 def story_renderable(story: FindingStory) -> RenderableType:
@@ -117,20 +176,26 @@ def story_renderable(story: FindingStory) -> RenderableType:
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold", no_wrap=True)
     facts.add_column(overflow="fold")
-    name = (finding or {}).get("resource_name")
-    kind = (finding or {}).get("resource_type") or "resource"
+    known = finding or story.resource or {}
+    name = known.get("resource_name")
+    kind = known.get("resource_type") or "resource"
     facts.add_row(
         "resource",
         Text(visible(f"{name} ({kind} {story.resource_id})" if name else story.resource_id)),
     )
-    if finding is not None:
-        facts.add_row("where", Text(_place(finding)))
+    if known:
+        facts.add_row("where", Text(_place(known)))
     judged = f"{result.target.snapshot_id} taken {minute_text(result.target.snapshot_at)}"
     if result.compare is not None:
         judged += f", compared with {result.compare.snapshot_id}"
     facts.add_row("snapshot", Text(judged))
     if finding is None:
         state = "in alarm only before the compared snapshot, not since"
+        if (
+            story.resource is not None
+            and story.resource["snapshot_id"] == result.target.snapshot_id
+        ):
+            state += f" ({story.resource['status']} in the judged snapshot)"
     else:
         state = f"{finding['state']} ({finding['status']} in the judged snapshot)"
     facts.add_row("state", Text(visible(state)))
