@@ -196,8 +196,11 @@ def audit_command(
     if out is not None and str(out) == "-":  # standard output, as without --out
         out = None
     format = output_format(format, out, formats=FORMATS, suffixes=SUFFIXES, default="table")
-    if fail_on is not None and fail_on not in FAIL_ON:
-        raise fail(f"--fail-on must be one of {', '.join(FAIL_ON)}", ExitCode.CONFIG)
+    if fail_on is not None:  # any case, as --check matches ids
+        if fail_on.lower() not in FAIL_ON:
+            message = f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}"
+            raise fail(message, ExitCode.CONFIG)
+        fail_on = fail_on.lower()
     with _exit_codes():
         settings = load_settings(config, store_url=store)
         threshold = fail_on or settings.fail_on
@@ -384,7 +387,9 @@ def finding_command(
     with _exit_codes():
         settings = load_settings(config, store_url=store)
         catalogue = Catalogue.from_settings(settings)
-        if check_id not in {spec.id for spec in catalogue.specs}:
+        ids = {spec.id.upper(): spec.id for spec in catalogue.specs}
+        check_id = ids.get(check_id.upper(), check_id)  # any case, as --check matches ids
+        if check_id not in ids.values():
             raise ConfigError(
                 f"no check has the id {check_id!r} (or [audit] skip leaves it out); "
                 "`platform-audit checks` lists them"

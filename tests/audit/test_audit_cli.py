@@ -423,3 +423,10 @@ def test_sarif_over_githubs_limit_says_what_it_left_out(
     said = " ".join(err.split())
     assert "SARIF holds the 2 most severe findings in alarm" in said
     assert f"{left_out} left out" in said
+
+
+def test_fail_on_takes_any_case_and_an_error_repeats_the_value(store_dir: Path) -> None:
+    assert audit(store_dir, "--format", "json", "--fail-on", "HIGH")[0] == ExitCode.FINDINGS
+    code, _, err = audit(store_dir, "--fail-on", "bogus")
+    assert code == ExitCode.CONFIG
+    assert "--fail-on must be one of critical, high, medium, low, not 'bogus'" in err

@@ -143,6 +143,7 @@ def test_cli_tells_the_story(store_dir: Path) -> None:
     assert document["episodes"][0]["snapshots"] == 4
     code, out, _ = finding(store_dir, "TST001", "svc-open")
     assert "[bold]x[/bold]" in out  # a platform name is text, never markup
+    assert finding(store_dir, "tst001", "svc-open")[0] == ExitCode.OK  # any case, as --check
     code, out, _ = finding(store_dir, "TST001", "once")  # only in the history, by name
     assert code == ExitCode.OK
     assert "once (service svc-once)" in out and "where" in out
