@@ -19,9 +19,7 @@ would read as findings). ``finding`` tells one finding's story over the history.
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,6 +41,7 @@ from toolkit.cli_options import (
     fail,
     output_format,
 )
+from toolkit.cli_stdout import console, writing_stdout
 from toolkit.config import FAIL_ON, load_settings
 from toolkit.errors import AuditError, CheckDefinitionError, ConfigError, StoreError
 from toolkit.exit_codes import ExitCode
@@ -58,16 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = ["audit_command", "checks_command", "diff_command", "finding_command", "register"]
 
-
-class _StdoutConsole(Console):
-    """Standard output's console: a closed pipe raises :class:`BrokenPipeError` for
-    :func:`_writing_stdout` to handle, where rich would exit 1, the findings' status."""
-
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
-
-
-console = _StdoutConsole()
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
 
 
@@ -96,37 +85,6 @@ def _exit_codes() -> Iterator[None]:
         raise fail(str(exc), ExitCode.CONFIG) from None
     except StoreError as exc:
         raise fail(str(exc), ExitCode.STORE) from None
-
-
-@contextmanager
-def _writing_stdout() -> Iterator[None]:
-    """Write a command's output to standard output, whatever becomes of it.
-
-    A pipe closed by its reader (``| head``) ends the output quietly, as other command-line
-    tools do, and the command goes on: an audit's exit status still says whether findings
-    failed the gate. Any other error (a full disk) is one ``error:`` line and exit 2, never
-    a traceback or 1, which a CI gate would read as findings.
-    """
-    try:
-        yield
-        sys.stdout.flush()  # else the error comes at exit, after the exit status is chosen
-    except BrokenPipeError:
-        _discard_stdout()
-    except OSError as exc:
-        _discard_stdout()
-        message = f"cannot write the output: {exc.strerror or exc}; try --out FILE"
-        raise fail(message, ExitCode.CONFIG) from None
-
-
-def _discard_stdout() -> None:
-    """Point standard output at the null device, so what Python still holds in its buffer
-    cannot fail again (and print a traceback) when the process exits."""
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, sys.stdout.fileno())
-        os.close(null)
-    except (OSError, ValueError):  # not a file descriptor: a test's captured output
-        pass
 
 
 def _table_or_json(format: str) -> None:
@@ -233,10 +191,10 @@ def audit_command(
     elif format == "table":
         from toolkit.audit import findings_table
 
-        with _writing_stdout():
+        with writing_stdout():
             console.print(findings_table(result, limit=limit or None))
     else:
-        with _writing_stdout():
+        with writing_stdout():
             sys.stdout.write(render(result, format))
     if format == "sarif":
         _warn_of_sarif_results_left_out(result)
@@ -346,7 +304,7 @@ def checks_command(
              "path": str(spec.path), "params": catalogue.params(spec)}
             for spec in catalogue.specs
         ]  # fmt: skip
-        with _writing_stdout():
+        with writing_stdout():
             sys.stdout.write(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
         return
     table = Table(title=Text(f"{len(catalogue.specs)} check(s)"), box=box.SIMPLE_HEAD)
@@ -358,7 +316,7 @@ def checks_command(
         if params:
             title.append("\n" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in params.items()))
         table.add_row(Text(spec.id), Text(spec.severity), Text(spec.area), title)
-    with _writing_stdout():
+    with writing_stdout():
         console.print(table)
     if settings.skip_checks:
         err.print(Text(f"left out by [audit] skip: {', '.join(settings.skip_checks)}"))
@@ -404,7 +362,7 @@ def finding_command(
         story = explain_finding(result, check_id, resource)
     from toolkit.audit.explain import story_renderable
 
-    with _writing_stdout():
+    with writing_stdout():
         if format == "json":
             document = json.dumps(story.as_json(), indent=2, ensure_ascii=False, default=str)
             sys.stdout.write(document + "\n")
@@ -436,7 +394,7 @@ def diff_command(
             after=after,
             settings=settings,
         )
-    with _writing_stdout():
+    with writing_stdout():
         if format == "json":
             sys.stdout.write(json.dumps(diff_json(change), indent=2, ensure_ascii=False) + "\n")
         else:
