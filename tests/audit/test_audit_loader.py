@@ -272,3 +272,25 @@ def test_dollars_in_text_and_comments_are_not_params(tmp_path: Path) -> None:
     sql = GOOD_SQL.replace("' checked.'", "' costs $5 or $$ $x$ ok $x$; -- $nope'") + "\n-- $y\n"
     path = write_check(tmp_path / "mine", "USR001", sql)
     assert Catalogue.load([path.parent], builtin=False).specs[0].params == {}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("then 'alarm' else 'ok'", "then 'ALARM' else 'fine'", "status 'ALARM', 'fine', where"),
+        ("id as resource_id", "null::varchar as resource_id", "no resource_id"),
+        ("select snapshot_id,", "select 'bogus' as snapshot_id,", "snapshot_id 'bogus'"),
+    ],
+)
+def test_rows_the_lifecycle_would_drop_are_refused(
+    tmp_path: Path, old: str, new: str, message: str
+) -> None:
+    """A user check's rows that name no finding would vanish, and the gate pass, silently."""
+    assert old in GOOD_SQL
+    path = write_check(tmp_path / "mine", "USR001", GOOD_SQL.replace(old, new))
+    catalogue = Catalogue.load([tmp_path / "mine"], builtin=False)
+    fixture = history()
+    fixture["snapshots"][-1]["tables"]["services"][0]["privileged"] = True  # an alarm too
+    with pytest.raises(CheckDefinitionError, match=message) as caught:
+        run_audit(fixture_connection(fixture), checks=catalogue)
+    assert str(path) in str(caught.value)

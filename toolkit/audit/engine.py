@@ -271,16 +271,21 @@ def run_checks(
             set_search_path(cursor, path)
         cursors.put(cursor)
 
+    known = {str(row[0]) for row in con.execute("select snapshot_id from snapshots").fetchall()}
+
     def one(spec: CheckSpec) -> tuple[pa.Table, pa.Table, float]:
         cursor = cursors.get()
         overrides = catalogue.overrides.get(spec.id)
         try:
             if window is not None and spec.history != "all":
                 filters = (kept, observed)
-                return _split_check_rows(cursor, spec, overrides, ids, filters, (path, window))
-            return _check_rows(cursor, spec, overrides, ids, (kept, observed))
+                done = _split_check_rows(cursor, spec, overrides, ids, filters, (path, window))
+            else:
+                done = _check_rows(cursor, spec, overrides, ids, (kept, observed))
         finally:
             cursors.put(cursor)
+        _require_values(spec, done[0], known)
+        return done
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit-check") as pool:
         done = list(pool.map(one, catalogue.specs))
@@ -388,6 +393,34 @@ def _require_same_judgement(
             f"{', '.join(ids)} differently when it reads all earlier snapshots; "
             "remove the history line (it then reads the whole history)"
         )
+
+
+def _require_values(spec: CheckSpec, status: pa.Table, known: Collection[str]) -> None:
+    """Refuse rows the lifecycle would silently drop: a status other than 'alarm' or 'ok',
+    no resource id, or a snapshot id the audit does not know (read from the dictionaries
+    of :func:`_status`: a few values a chunk, whatever the row count)."""
+
+    def values(name: str) -> set[str | None]:
+        column = status.column(name)
+        found: set[str | None] = {None} if column.null_count else set()
+        for chunk in column.chunks:
+            found.update(chunk.dictionary.to_pylist())
+        return found
+
+    problems = []
+    if odd := values("status") - {"alarm", "ok"}:
+        problems.append(f"status {_listed(odd)}, where a check returns 'alarm' or 'ok'")
+    if status.column("resource_id").null_count:
+        problems.append("rows with no resource_id, which identifies a finding")
+    if odd := values("snapshot_id") - set(known):
+        problems.append(f"snapshot_id {_listed(odd)}, not a snapshot the audit read")
+    if problems:
+        raise CheckDefinitionError(f"{spec.path}: returned {'; and '.join(problems)}")
+
+
+def _listed(values: set[str | None]) -> str:
+    shown = sorted(repr(v) if v is not None else "null" for v in values)
+    return ", ".join(shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
 
 
 def _status(result: pa.Table, check_id: str) -> pa.Table:
