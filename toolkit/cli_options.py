@@ -134,11 +134,14 @@ def output_format(
     hint: str = "",
 ) -> str:
     """The format to write: ``--format``, else the one ``--out``'s suffix names (any case,
-    ``suffixes`` maps them), else ``default``. Refused: an unknown ``--format``, an ``--out``
-    naming another format than ``--format``, and without ``--format`` an ``--out`` naming
-    none; the file would hold something its name does not say."""
+    ``suffixes`` maps them; ``-``, standard output, names none), else ``default``.
+    Refused: an unknown ``--format``, an ``--out`` naming another format than ``--format``,
+    and without ``--format`` an ``--out`` naming none; the file would hold something its
+    name does not say."""
     if format is not None and format not in formats:
         raise fail(f"--format must be one of {', '.join(formats)}, not {format!r}", ExitCode.CONFIG)
+    if out is not None and str(out) == "-":  # standard output: no name to pick a format
+        out = None
     named = suffixes.get(out.suffix.lower()) if out is not None else None
     if format is not None and named is not None and named != format:
         raise fail(

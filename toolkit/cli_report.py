@@ -84,6 +84,7 @@ def report_command(
     skip: SkipOpt = None,
 ) -> None:
     """Build the audit report: summary, trends, changes, checks, findings, key scope, waivers."""
+    from toolkit.cli_stdout import writing_stdout
     from toolkit.report import render_report
     from toolkit.report.report_writer import write_text
     from toolkit.snapshot import Store
@@ -105,8 +106,9 @@ def report_command(
             settings=settings,
             checks=chosen_checks(settings, check, skip),
         )
-        if target is None:
-            sys.stdout.write(text)
+        if target is None or str(target) == "-":
+            with writing_stdout():  # a closed pipe ends quietly, a full disk is one line
+                sys.stdout.write(text)
             return
         write_text(target, text)
     except (ConfigError, CheckDefinitionError, AuditError) as exc:

@@ -132,3 +132,12 @@ def test_out_that_would_mislabel_the_report_is_refused(
     assert code == ExitCode.CONFIG
     assert said in " ".join(err.split())
     assert not (tmp_path / name).exists()
+
+
+def test_out_dash_is_standard_output(sim_store: SimStore, tmp_path: Path) -> None:
+    code, out, err = report("--store", str(sim_store.path), "--format", "json", "--out", "-")
+    assert code == ExitCode.OK, err
+    assert json.loads(out)["report"] and not (tmp_path / "-").exists()
+    code, out, err = report("--store", str(sim_store.path), "--out", "-")  # the default: html
+    assert code == ExitCode.OK, err
+    assert out.startswith("<!DOCTYPE html>") and "wrote" not in err
