@@ -199,6 +199,8 @@ def audit_command(
     if format == "sarif":
         _warn_of_sarif_results_left_out(result)
     _print_waiver_messages(result.waiver_report, ATTENTION)
+    for message in _partial_messages(result):
+        err.print(Text(message))
     if threshold is not None:
         new_only = settings.fail_on_new if fail_on_new is None else fail_on_new
         failing = result.failing(threshold, new_only=new_only)
@@ -270,6 +272,28 @@ def _waiver_message(entry: str, row: Any) -> str:
         )
     when = "today" if days == 0 else f"in {days} day(s)"
     return f"{entry} ends {when}, on {row.expires}: renew it or fix what it waives"
+
+
+def _partial_messages(result: AuditResult) -> list[str]:
+    """A note for the judged and the compared snapshot when it is partial: some calls
+    failed, so what its blind checks did not see is neither fixed nor new."""
+    notes = []
+    for snapshot in result.partial:
+        role = "judged" if snapshot is result.target else "compared"
+        at = result.blind.snapshot_id == snapshot.snapshot_id
+        blind = sorted(set(result.blind.check_id[at]))
+        shown = ", ".join(blind[:8]) + (", ..." if len(blind) > 8 else "")
+        said = (
+            f"{len(blind)} check(s) could not see all they read ({shown}): what they did not "
+            "see keeps its last state"
+            if blind
+            else "no check reads what failed"
+        )
+        notes.append(
+            f"note: the {role} snapshot {snapshot.snapshot_id} is partial (its table "
+            f"collection_errors says which calls failed); {said}"
+        )
+    return notes
 
 
 def _gate_message(count: int, threshold: str, result: AuditResult, new_only: bool) -> str:

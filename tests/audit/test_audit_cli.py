@@ -260,7 +260,9 @@ def test_the_terminal_table_shows_the_first_findings_then_counts_per_check(
     assert all(name in everything for name in rest)
     target = store_dir / "all.txt"  # a file has every finding, whatever --limit says
     assert audit(store_dir, "--limit", "1", "--out", str(target))[0] == ExitCode.OK
-    assert all(name in target.read_text(encoding="utf-8") for name in rest)
+    written = target.read_text(encoding="utf-8")
+    assert all(name in written for name in rest)
+    assert not [line for line in written.splitlines() if line != line.rstrip()]  # no padding
 
 
 def test_counts_per_check_add_up_as_the_summary_does(store_dir: Path) -> None:

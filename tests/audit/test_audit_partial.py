@@ -3,7 +3,7 @@ is neither resolved nor regressed by it, and no episode ends in it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pytest
@@ -14,6 +14,9 @@ from toolkit.audit.scope import ENDPOINT_TABLES, blind_checks
 from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 from toolkit.collect.calls import READ_ENDPOINTS
 from toolkit.snapshot import SNAPSHOT_TABLES
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 IDS = fixture_snapshot_ids(4)
 
@@ -119,3 +122,26 @@ def test_a_fix_a_partial_snapshot_did_observe_counts() -> None:
     mttr = result.mttr().set_index("check_id")
     assert mttr.loc["TST001", "resolved_count"] == 4
     assert mttr.loc["TST001", "mttr_hours"] == pytest.approx(36.0)
+
+
+def test_the_command_line_says_a_snapshot_is_partial(tmp_path: Path) -> None:
+    """The table and every format read alike for a partial snapshot; stderr tells."""
+    from engine_world import config_file, write_store
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    store = write_store(tmp_path / "store", partial_day3("services.list"))
+    ids = [
+        row[0]
+        for row in store.duckdb().sql("select snapshot_id from snapshots order by seq").fetchall()
+    ]
+    argv = ["audit", "--store", str(tmp_path / "store"), "--config", str(config_file(tmp_path))]
+    outcome = CliRunner().invoke(app, [*argv, "--snapshot", ids[2]])  # the partial day 3
+    assert outcome.exit_code == 0, outcome.stderr
+    assert f"note: the judged snapshot {ids[2]} is partial" in outcome.stderr
+    assert "3 check(s) could not see all they read (TST001, TST002, TST003)" in outcome.stderr
+    compared = CliRunner().invoke(app, [*argv, "--compare-to", ids[2]])  # day 4 with day 3
+    assert f"note: the compared snapshot {ids[2]} is partial" in compared.stderr
+    whole = CliRunner().invoke(app, [*argv, "--snapshot", ids[1]])
+    assert "partial" not in whole.stderr

@@ -81,7 +81,8 @@ def render(result: AuditResult, fmt: str) -> str:
 
         buffer = io.StringIO()
         Console(file=buffer, width=160, color_system=None).print(findings_table(result))
-        return buffer.getvalue()
+        # rich pads every line to the width: a file gets the text, not 160 columns of it
+        return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
 
 
