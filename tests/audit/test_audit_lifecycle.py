@@ -156,8 +156,13 @@ def test_latest_only_judges_the_last_snapshot_like_the_full_run() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"snapshot": "ffffffff"}, "is not a committed snapshot"),
-        ({"snapshot": "00000000-0000-7000-8000-00000000000"}, "matches several snapshots"),
+        ({"snapshot": "ffffffff"}, "--snapshot 'ffffffff' is not a committed snapshot"),
+        (
+            {"snapshot": "00000000-0000-7000-8000-00000000000"},
+            r"--snapshot '0.*' matches 4 snapshots "
+            r"\(00000000-0000-7000-8000-000000000001, .*, \.\.\.\): give more",
+        ),
+        ({"compare_to": "ffffffff"}, "--compare-to 'ffffffff' is not a committed snapshot"),
         ({"snapshot": IDS[0], "compare_to": IDS[1]}, "is not older"),
     ],
 )

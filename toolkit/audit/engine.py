@@ -509,9 +509,9 @@ def select_snapshots(
             )
         target = complete[-1]
     else:
-        target = _find(committed, snapshot)
+        target = _find(committed, snapshot, options[0])
     if compare_to is not None:
-        compare = _find(committed, compare_to)
+        compare = _find(committed, compare_to, options[1])
         if compare.seq >= target.seq:
             judged = (
                 f"the newest complete snapshot {target.snapshot_id}"
@@ -527,13 +527,17 @@ def select_snapshots(
     return target, (earlier[-1] if earlier else None)
 
 
-def _find(committed: Sequence[SnapshotRef], wanted: str) -> SnapshotRef:
+def _find(committed: Sequence[SnapshotRef], wanted: str, option: str) -> SnapshotRef:
     found = [s for s in committed if s.snapshot_id.startswith(wanted)] if wanted else []
     exact = [s for s in found if s.snapshot_id == wanted]
     if exact or len(found) == 1:
         return (exact or found)[0]
-    which = "matches several snapshots" if found else "is not a committed snapshot"
-    raise AuditError(f"snapshot {wanted!r} {which}: list them with `platform-audit store ls`")
+    if found:
+        shown = ", ".join(s.snapshot_id for s in found[:3]) + (", ..." if len(found) > 3 else "")
+        which = f"matches {len(found)} snapshots ({shown}): give more of the id"
+    else:
+        which = "is not a committed snapshot: list them with `platform-audit store ls`"
+    raise AuditError(f"{option} {wanted!r} {which}")
 
 
 def _window(
