@@ -61,9 +61,15 @@ def diff_snapshots(
     committed = committed_snapshots(con)
     newer, older = select_snapshots(committed, after, before, options=("--to", "--from"))
     if older is None:
+        # --from helps only when an older snapshot exists (a partial one, say)
+        hint = (
+            "pass --from"
+            if any(s.seq < newer.seq for s in committed)
+            else ("take another snapshot first")
+        )
         raise AuditError(
             f"snapshot {newer.snapshot_id} has no complete snapshot before it to compare "
-            "with: take another snapshot, or pass --from"
+            f"with: {hint}"
         )
     params = {"before": older.snapshot_id, "after": newer.snapshot_id}
     added = query_frame(con, _presence_sql("after", "before"), params)
