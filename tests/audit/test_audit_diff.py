@@ -103,8 +103,9 @@ def test_diff_needs_two_snapshots(sim_store: tuple[Store, Simulator]) -> None:
     store, _ = sim_store
     first = store.snapshots()[0].snapshot_id
     # nothing is older, so --from cannot help: the message does not offer it
-    with pytest.raises(AuditError, match="no complete snapshot before it to compare with: take"):
+    with pytest.raises(AuditError, match="no complete snapshot before it") as caught:
         diff_snapshots(store, after=first)
+    assert "take another snapshot" in str(caught.value) and "--from" not in str(caught.value)
     runner = CliRunner()
     outcome = runner.invoke(app, ["diff", "--store", store.url, "--to", first])
     assert outcome.exit_code == ExitCode.CONFIG
