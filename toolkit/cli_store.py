@@ -26,10 +26,12 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from toolkit.cli_options import StoreOpt, fail
+from toolkit.cli_stdout import console, writing_stdout
 from toolkit.config import load_settings
 from toolkit.errors import ConfigError, LockHeld, StoreError
 from toolkit.exit_codes import ExitCode
 from toolkit.snapshot import RetentionPolicy, Store
+from toolkit.visible_text import visible
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -42,7 +44,6 @@ __all__ = ["resolve_store_url", "sql_command", "store_app"]
 store_app = typer.Typer(
     help="Inspect and maintain the snapshot store.", no_args_is_help=True, add_completion=False
 )
-console = Console()
 
 
 def resolve_store_url(store: str | None) -> str:
@@ -113,7 +114,7 @@ def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:
     for column in columns:  # long ids fold rather than end in "…": they are copied from here
         out.add_column(Text(column), overflow="fold")
     for row in rows:
-        out.add_row(*(Text("" if v is None else str(v)) for v in row))
+        out.add_row(*(Text("" if v is None else visible(v)) for v in row))
     return out
 
 
@@ -287,18 +288,19 @@ def sql_command(query: str, store: str | None = None, format: str = "table") -> 
     except duckdb.Error as exc:  # the query's own mistake: DuckDB's message says where
         views = 'the views are listed by: platform-audit sql "show tables"'
         raise fail(f"the query failed: {exc}\n{views}", ExitCode.CONFIG) from None
-    if format == "csv":
-        from toolkit.audit.formats import csv_cell  # pandas: only when CSV is asked for
+    with writing_stdout():  # a closed pipe ends quietly, a full disk is one line
+        if format == "csv":
+            from toolkit.audit.formats import csv_cell  # pandas: only when CSV is asked for
 
-        writer = csv.writer(sys.stdout)
-        writer.writerow(data.column_names)
-        for row in data.to_pylist():
-            writer.writerow([csv_cell(_plain(v)) for v in row.values()])
-    elif format == "json":
-        sys.stdout.write(json.dumps(data.to_pylist(), default=str, indent=2) + "\n")
-    else:
-        rows = [list(r.values()) for r in data.to_pylist()]
-        console.print(_table(f"{data.num_rows} row(s)", data.column_names, rows))
+            writer = csv.writer(sys.stdout, lineterminator="\n")  # shells strip \n, not \r
+            writer.writerow(data.column_names)
+            for row in data.to_pylist():
+                writer.writerow([csv_cell(_plain(v)) for v in row.values()])
+        elif format == "json":
+            sys.stdout.write(json.dumps(data.to_pylist(), default=str, indent=2) + "\n")
+        else:
+            rows = [list(r.values()) for r in data.to_pylist()]
+            console.print(_table(f"{data.num_rows} row(s)", data.column_names, rows))
 
 
 def _plain(value: Any) -> Any:

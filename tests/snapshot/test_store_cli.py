@@ -68,8 +68,13 @@ def test_sql_command_formats(
     assert [r["id"] for r in rows] == ["svc-0", "svc-1", "svc-2"]
     assert rows[1]["capabilities_add"] == ["NET_ADMIN"]
     sql_command(query, store.url, "csv")
-    out = capsys.readouterr().out.splitlines()
+    text = capsys.readouterr().out
+    out = text.splitlines()
     assert out[0] == "id,capabilities_add" and out[2] == 'svc-1,"[""NET_ADMIN""]"'
+    assert "\r" not in text  # $(platform-audit sql --format csv ...) in a shell
+    sql_command("select 'x' || chr(27) || '[31mred' as name", store.url, "table")
+    shown = capsys.readouterr().out
+    assert r"x\x1b[31mred" in shown and "\x1b" not in shown  # the escape as text, not ESC
     sql_command("select count(*) as n from deployments", store.url, "table")
     table = capsys.readouterr().out.splitlines()
     assert table[0].strip() == "1 row(s)" and [line.strip() for line in table[2:5:2]] == ["n", "3"]

@@ -29,6 +29,7 @@ from rich.text import Text
 
 from toolkit.audit.findings import FINDING_COLUMNS
 from toolkit.audit.lifecycle import STATES
+from toolkit.visible_text import visible
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -60,8 +61,6 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
 _SCALARS = (float, int, str, datetime, date, type(pd.NaT), type(pd.NA))
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
-# C0 and C1 controls and DEL, and the bidirectional overrides that reorder what is shown
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def render(result: AuditResult, fmt: str) -> str:
@@ -140,26 +139,6 @@ def csv_cell(value: object) -> object:
         return plain
     shown = visible(plain, keep="\t\n\r")
     return "'" + shown if shown.startswith(_FORMULA_STARTS) else shown
-
-
-def visible(text: object, keep: str = "\n") -> str:
-    """``text`` with each control character but those in ``keep`` written as an escape
-    (``\\x1b``, ``\\u202e``), for a terminal, Markdown or a spreadsheet::
-
-        visible("x\x1b[31mred")   # 'x\\x1b[31mred': printed, no longer turns the screen red
-
-    ESC, CSI and OSC start sequences that recolour or clear a terminal, set its title or a
-    link; bidirectional overrides reorder what is shown. Use it on every platform value
-    rendered as text; JSON escapes control characters by itself.
-    """
-    return _CONTROL.sub(lambda m: _escape(m.group(), keep), str(text))
-
-
-def _escape(char: str, keep: str) -> str:
-    if char in keep:
-        return char
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def escape_markdown(value: object) -> str:
