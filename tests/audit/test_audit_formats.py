@@ -144,6 +144,9 @@ def test_sarif_is_valid_and_carries_the_lifecycle(result: AuditResult) -> None:
     assert "alice@example.com" in waived[0]["suppressions"][0]["justification"]
     levels = {r["ruleId"]: r["level"] for r in results}
     assert levels == {"TST001": "error", "TST002": "warning", "TST003": "note"}
+    for rule in run["tool"]["driver"]["rules"]:  # GitHub shows severity for security rules only
+        assert "security" in rule["properties"]["tags"]
+        assert float(rule["properties"]["security-severity"]) > 0
 
 
 def test_sarif_locations_are_paths_github_code_scanning_accepts(result: AuditResult) -> None:

@@ -102,8 +102,10 @@ def _rule(spec: Any) -> dict[str, Any]:
         "properties": {
             "area": spec.area,
             "severity": spec.severity,
+            # GitHub reads security-severity only on rules tagged "security"; without the
+            # tag every finding showed as a plain warning or error
             "security-severity": _SCORE[spec.severity],
-            "tags": ["platform-audit", spec.area],
+            "tags": ["security", "platform-audit", spec.area],
         },
     }
 
