@@ -24,8 +24,8 @@ pending as (  -- when each streak's resize was first seen: few rows, grouped, no
     where is_pending_resize
     group by id, streak
 ),
-judged as (
-    select h.*, p.since
+judged as (  -- a streak from the first snapshot read may have begun before it
+    select h.*, p.since, p.since = (select min(taken_at) from dated) as since_first_read
     from history as h
     left join pending as p on p.id = h.id and p.streak = h.streak
 )
@@ -35,9 +35,10 @@ select
     case when is_pending_resize then 'alarm' else 'ok' end as status,
     case
         when is_pending_resize then format(
-            'Volume {} has had a resize from {} GB to {} GB pending since {} ({} h, status {}).',
+            'Volume {} has had a resize from {} GB to {} GB pending since {}{} ({}{} h, status {}).',
             coalesce(name, id), coalesce(capacity_gb::varchar, 'unknown'),
-            coalesce(requested_gb::varchar, 'unknown'), strftime(since, '%Y-%m-%d %H:%M UTC'),
+            coalesce(requested_gb::varchar, 'unknown'), if(since_first_read, 'at least ', ''),
+            strftime(since, '%Y-%m-%d %H:%M UTC'), if(since_first_read, 'at least ', ''),
             round(epoch(taken_at - since) / 3600, 1), coalesce(status, 'not reported'))
         else format('Volume {} has no pending resize ({} GB).', coalesce(name, id),
             coalesce(capacity_gb::varchar, 'unknown'))
