@@ -118,7 +118,11 @@ def test_planted_webhooks_alarm(audited: Audited) -> None:
     assert {ids["webhook_http"], ids["webhook_private"], ids["webhook_loopback"]} <= audited.alarms(
         "WEB001"
     )
-    assert audited.alarms("WEB002") == {ids["webhook_userinfo"], ids["webhook_token"]}
+    assert audited.alarms("WEB002") == {
+        ids["webhook_userinfo"],
+        ids["webhook_token"],
+        ids["webhook_path_token"],
+    }
     assert audited.alarms("WEB003") == {ids["webhook_private"], ids["webhook_loopback"]}
 
 

@@ -28,16 +28,13 @@ under stable names (`Planted.ids`, exposed as `Simulator.planted`), and the serv
 from __future__ import annotations
 
 import hashlib
+import random
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from toolkit.sim.service_factory import add_service_variables, add_volume, make_service
 from toolkit.sim.vocabulary import CRASH_REASONS, HTML_NAME, HTML_PROJECT_NAME, new_canary, new_id
 from toolkit.sim.world import ApiKey, Environment, Port, Service, Variable, Volume, Webhook, World
-
-if TYPE_CHECKING:
-    import random
 
 __all__ = ["CONTRACT_KEYS", "Planted", "plant"]
 
@@ -114,7 +111,11 @@ def _worker(worker: Service, rng: random.Random, world: World, ids: dict[str, st
     worker.name, worker.replicas = "worker", 2
     worker.privileged, worker.capabilities = True, ("SYS_ADMIN", "NET_ADMIN")
     worker.cpu, worker.memory = (1000, 500), (1024, 512)
-    worker.crashing, worker.crash_reasons = True, CRASH_REASONS[:2]
+    # a crash message quoting a connection string, its password a canary: the collector must
+    # mask it. Drawn from the worker's own generator, so the world's draws stay as they were
+    leaked = new_canary(random.Random(worker.id), world.canaries)
+    refused = f"connection to postgres://app:{leaked}@db.internal:5432/app refused"
+    worker.crashing, worker.crash_reasons = True, (*CRASH_REASONS[:2], refused)
     worker.oom_kills, worker.restart_count = 4, 27
     worker.last_oom_at = world.now - timedelta(hours=rng.randint(1, 5))
     for name in ("privileged", "requests_above_limits", "crashing", "oom", "restarts"):
@@ -189,7 +190,7 @@ def _webhooks(
     def canary() -> str:
         return new_canary(rng, world.canaries)
 
-    hooks = (
+    hooks: tuple[tuple[str, str | None, str], ...] = (
         ("webhook_http", None, "http://hooks.example.com/platform/plain"),
         ("webhook_userinfo", None, f"https://deploy:{canary()}@hooks.example.net/notify"),
         ("webhook_token", p0, f"https://hooks.example.org/in?token={canary()}&channel=deploys"),
@@ -197,15 +198,22 @@ def _webhooks(
         ("webhook_loopback", p0, "http://127.0.0.1:9000/hook"),
         ("webhook_html", p1, f"https://hooks.example.com/in/{HTML_NAME}?note=\"q\"&who='s'"),
     )
-    for name, project_id, url in hooks:
+    # a chat webhook whose secret is its path (Slack's form), from a generator of its own so
+    # the world's draws stay as they were
+    own = random.Random(f"{team_id}:path-token")
+    secret = new_canary(own, world.canaries)
+    path_token = f"https://hooks.slack.example/services/T0123ABCD/B0456EFGH/{secret}"
+    hooks = (*hooks, ("webhook_path_token", p1, path_token))
+    for index, (name, project_id, url) in enumerate(hooks):
+        draw = rng if index < len(hooks) - 1 else own
         hook = Webhook(
-            id=new_id(rng),
+            id=new_id(draw),
             type="project" if project_id else "team",
             team_id=team_id,
             project_id=project_id,
             url=url,
             events=("deployment.failed", "service.updated"),
-            created_at=world.now - timedelta(days=rng.randint(10, 200)),
+            created_at=world.now - timedelta(days=draw.randint(10, 200)),
         )
         world.add_webhook(hook)
         ids[name] = hook.id
