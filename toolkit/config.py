@@ -34,6 +34,7 @@ from toolkit.schedule.settings import (
     notify_from_file,
     schedule_from_file,
 )
+from toolkit.text_file import NotUtf8, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -255,16 +256,11 @@ def _find_file(path: Path | None, env: Mapping[str, str]) -> Path | None:
 def _read_toml(path: Path) -> dict[str, Any]:
     """The file's tables; a UTF-8 byte-order mark (Windows editors write one) is dropped."""
     try:
-        data = path.read_bytes()
-        return tomllib.loads(data.decode("utf-8-sig"))
+        return tomllib.loads(read_utf8(path))
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path} ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        utf16 = " (it is UTF-16)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
-        raise ConfigError(
-            f"{path} is not UTF-8 text{utf16}, byte {exc.start} cannot be read: save it as "
-            "UTF-8, or pass --config the right file"
-        ) from None
+    except NotUtf8 as exc:
+        raise ConfigError(f"{exc}, or pass --config the right file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}): fix the line it names") from exc
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from toolkit.audit.check_values import checked_value
 from toolkit.errors import CheckDefinitionError
+from toolkit.text_file import NotUtf8, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -116,11 +117,9 @@ class CheckSpec:
 
         A UTF-8 byte-order mark (Windows editors write one) is dropped."""
         try:
-            text = path.read_bytes().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise CheckDefinitionError(
-                f"{path}: not UTF-8 text, byte {exc.start} cannot be read: save it as UTF-8"
-            ) from None
+            text = read_utf8(path)
+        except NotUtf8 as exc:
+            raise CheckDefinitionError(str(exc)) from None
         except OSError as exc:
             raise CheckDefinitionError(f"{path}: cannot be read ({exc.strerror or exc})") from None
         return parse_check(text, path)

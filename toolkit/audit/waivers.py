@@ -47,6 +47,7 @@ import pyarrow as pa
 
 from toolkit.audit.lifecycle import query_frame
 from toolkit.errors import WaiverError
+from toolkit.text_file import NotUtf8, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Sequence
@@ -139,14 +140,9 @@ def _read_text(path: Path) -> str:
     if not path.is_file():
         raise WaiverError(f"waivers file {path} does not exist: {fix}")
     try:
-        data = path.read_bytes()
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        utf16 = " (it is UTF-16)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
-        raise WaiverError(
-            f"{path} is not UTF-8 text{utf16}, byte {exc.start} cannot be read: save it as "
-            f"UTF-8, or {fix} if it names the wrong file"
-        ) from None
+        return read_utf8(path)
+    except NotUtf8 as exc:
+        raise WaiverError(f"{exc}, or {fix} if it names the wrong file") from None
     except OSError as exc:
         raise WaiverError(
             f"cannot read waivers file {path} ({exc.strerror or exc}): {fix}"
