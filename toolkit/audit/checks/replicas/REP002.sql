@@ -6,24 +6,7 @@
 -- remediation: Raise the memory limit above the service's peak usage, or find and fix the leak.
 -- history: snapshot
 -- param: window_days = 7 | OOM kills seen within this many days before a snapshot count
-with seen as (  -- each replica's (or deployment's) own kills: its events' largest count
-    select e.snapshot_id, e.service_id, e.source, coalesce(e.count, 1) as count,
-        coalesce(e.replica_name, e.deployment_id, '') as place,
-        coalesce(e.last_seen, e.timestamp, e.first_seen) as seen_at
-    from replica_events as e join snapshots as s using (snapshot_id)
-    where e.type = 'oom_killed'
-        and coalesce(e.last_seen, e.timestamp, e.first_seen)
-            >= s.snapshot_at - $window_days * interval 1 day
-),
-places as (
-    select snapshot_id, service_id, source, place, max(count) as kills, max(seen_at) as last_oom
-    from seen group by all
-),
-oom as (  -- summed over the replicas; the deployments' copies of them only when none show
-    select snapshot_id, service_id, max(last_oom) as last_oom,
-        coalesce(sum(kills) filter (where source = 'replica'), sum(kills)) as kills
-    from places group by snapshot_id, service_id
-)
+with oom as (select * from oom_kills($window_days))  -- see views/oom_kills.sql
 select
     s.snapshot_id, 'service' as resource_type, s.id as resource_id, s.name as resource_name,
     s.team_id, s.project_id, s.environment_id, s.id as service_id,

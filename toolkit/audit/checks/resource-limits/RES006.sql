@@ -6,23 +6,9 @@
 -- remediation: Raise memory_limits_megabytes above the service's peak usage, or find and fix the leak.
 -- history: all
 -- param: window_days = 7 | OOM kills seen within this many days before a snapshot count
-with seen as (  -- each replica's (or deployment's) own kills: its events' largest count
-    select e.snapshot_id, e.service_id, e.source, coalesce(e.count, 1) as count,
-        coalesce(e.replica_name, e.deployment_id, '') as place,
-        least(coalesce(e.last_seen, e.timestamp, e.first_seen), s.snapshot_at) as seen_at
-    from replica_events as e join snapshots as s using (snapshot_id)
-    where e.type = 'oom_killed'
-        and coalesce(e.last_seen, e.timestamp, e.first_seen)
-            >= s.snapshot_at - $window_days * interval 1 day
-),
-places as (
-    select snapshot_id, service_id, source, place, max(count) as kills, max(seen_at) as oom_at
-    from seen group by all
-),
-oom as (  -- summed over the replicas; the deployments' copies of them only when none show
-    select snapshot_id, service_id, max(oom_at) as oom_at,
-        coalesce(sum(kills) filter (where source = 'replica'), sum(kills)) as kills
-    from places group by snapshot_id, service_id
+with oom as (  -- see views/oom_kills.sql; a kill is never later than the snapshot reporting it
+    select * exclude (last_oom), least(last_oom, snapshot_at) as oom_at
+    from oom_kills($window_days)
 ),
 killed as (  -- only the killed services' history can matter: the joins sort that, not all
     select id, snapshot_at, memory_limits_megabytes from services
