@@ -47,7 +47,17 @@ def test_history_keeps_every_alarm_and_the_judged_and_compared_snapshots_whole()
     assert expected < every_row  # ok rows of older snapshots were really left out
     details = result.details.to_pylist()
     assert {d["snapshot_id"] for d in details} == judged
-    assert all(d["reason"] for d in details)
+    # text is built for what a finding shows: the judged rows and the compared alarms
+    described = [
+        d
+        for d in details
+        if d["snapshot_id"] == result.target.snapshot_id or d["status"] == "alarm"
+    ]
+    assert all(d["reason"] and d["evidence"] for d in described)
+    unshown = [d for d in details if d not in described]
+    assert unshown  # the compared snapshot's ok rows: their identity and owners, no text
+    assert all(d["reason"] is None and d["evidence"] is None for d in unshown)
+    assert all(d["resource_type"] and d["team_id"] for d in unshown)
 
 
 def test_a_check_returning_nested_values_is_refused_with_its_file(tmp_path: Path) -> None:

@@ -83,6 +83,8 @@ _KEPT_TABLE = "main.audit_kept_snapshots"
 """The kept snapshot ids, when they are not written out (in main: both scopes read it)."""
 _OBSERVED_TABLE = "main.audit_observed_snapshots"
 """The kept and partial snapshot ids (every status row kept), when not written out."""
+_JUDGED_TABLE = "main.audit_judged_snapshot"
+"""The judged snapshot's id, when it is not written out."""
 _BLIND_SCHEMA = pa.schema([("check_id", pa.string()), ("snapshot_id", pa.string())])
 ROW_SCHEMA = pa.schema([("check_id", pa.string()), *((c, pa.string()) for c in OUTPUT_COLUMNS)])
 """``audit_details``: a check's output columns as text, after the check's id."""
@@ -234,21 +236,24 @@ class CheckRows:
 def run_checks(
     con: duckdb.DuckDBPyConnection,
     catalogue: Catalogue,
-    keep: Collection[str],
+    keep: Sequence[str],
     timings: dict[str, float] | None = None,
     workers: int = CHECK_WORKERS,
     window: str | None = None,
     observe: Collection[str] = (),
 ) -> CheckRows:
-    """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids.
+    """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids
+    (the judged one first, then the compared one).
 
     Each check runs once, as a subquery whose rows are filtered to the alarms and the
     ``keep`` snapshots: DuckDB pushes that filter below the check's last projection, so
     reason and evidence text is built only for the rows that are kept, and fetched only for
-    the ``keep`` snapshots (an older alarm needs only its identity). ``workers`` checks
-    run side by side, each on its own cursor of ``con`` (same database, same search path):
-    one check's single-threaded stretches (a sort's merge, the Arrow conversion) leave a
-    core to the other. Results come back in catalogue order.
+    the judged snapshot's rows and the compared one's alarms (an older alarm needs only its
+    identity; a finding's text is its judged row's, or the compared alarm's when it is
+    gone, so an ok row of the compared snapshot keeps its owners and name, not its text).
+    ``workers`` checks run side by side, each on its own cursor of ``con`` (same database,
+    same search path): one check's single-threaded stretches (a sort's merge, the Arrow
+    conversion) leave a core to the other. Results come back in catalogue order.
 
     ``window`` is the search path of a scope holding the ``keep`` snapshots and the one
     before each (``scoped(..., schema=WINDOW_SCHEMA)``): a check whose header says
@@ -263,6 +268,8 @@ def run_checks(
     kept = snapshot_filter(con, ids, _KEPT_TABLE)
     extra = sorted(set(observe) - set(ids))
     observed = snapshot_filter(con, [*ids, *extra], _OBSERVED_TABLE) if extra else kept
+    judged = snapshot_filter(con, list(keep[:1]), _JUDGED_TABLE)
+    described = f"({judged} or (status = 'alarm' and {kept}))"
     path = search_path(con)
     cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
     for _ in range(max(1, workers)):
@@ -277,11 +284,11 @@ def run_checks(
         cursor = cursors.get()
         overrides = catalogue.overrides.get(spec.id)
         try:
+            filters = (kept, observed, described)
             if window is not None and spec.history != "all":
-                filters = (kept, observed)
                 done = _split_check_rows(cursor, spec, overrides, ids, filters, (path, window))
             else:
-                done = _check_rows(cursor, spec, overrides, ids, (kept, observed))
+                done = _check_rows(cursor, spec, overrides, ids, filters)
         finally:
             cursors.put(cursor)
         _require_values(spec, done[0], known)
@@ -289,7 +296,7 @@ def run_checks(
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit-check") as pool:
         done = list(pool.map(one, catalogue.specs))
-    for table in (_KEPT_TABLE, _OBSERVED_TABLE):  # made only for odd ids
+    for table in (_KEPT_TABLE, _OBSERVED_TABLE, _JUDGED_TABLE):  # made only for odd ids
         con.execute(f"drop table if exists {table}")
     if timings is not None:
         timings.update(
@@ -305,19 +312,19 @@ def _check_rows(
     spec: CheckSpec,
     overrides: Mapping[str, object] | None,
     ids: Sequence[str],
-    filters: tuple[str, str],
+    filters: tuple[str, str, str],
 ) -> tuple[pa.Table, pa.Table, float]:
     """One check's status rows, its full rows of the ``ids`` snapshots, and its seconds.
-    ``filters``: the predicates for the ``ids`` snapshots and for those whose every status
-    row is kept."""
+    ``filters``: the predicates for the ``ids`` snapshots, for those whose every status row
+    is kept, and for the rows whose text is built (see :func:`run_checks`)."""
     started = time.perf_counter()
-    kept, observed = filters
+    _, observed, described = filters
     params = spec.bind(overrides)
     # The check's SQL is code from a check file, never a value; values are parameters.
     # Reason and evidence of the alarms of other snapshots are not needed (nor fetched).
     sql = (
-        f"select * replace (case when {kept} then reason end as reason, "
-        f"case when {kept} then evidence end as evidence)\n"
+        f"select * replace (case when {described} then reason end as reason, "
+        f"case when {described} then evidence end as evidence)\n"
         f"from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {observed}"
     )
     try:
@@ -345,7 +352,7 @@ def _split_check_rows(
     spec: CheckSpec,
     overrides: Mapping[str, object] | None,
     ids: Sequence[str],
-    filters: tuple[str, str],
+    filters: tuple[str, str, str],
     paths: tuple[str, str],
 ) -> tuple[pa.Table, pa.Table, float]:
     """:func:`_check_rows` for a check judging a snapshot from it and the one before at
@@ -353,13 +360,17 @@ def _split_check_rows(
     started = time.perf_counter()
     params = spec.bind(overrides)
     history, window = paths
-    kept, observed = filters
+    kept, observed, described = filters
     # The check's SQL is code from a check file, never a value; values are parameters.
     statuses_sql = (
         "select snapshot_id, resource_id, status "  # noqa: S608 - see above
         f"from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {observed}"
     )
-    rows_sql = f"select * from (\n{spec.sql}\n) as check_rows where {kept}"  # noqa: S608 - see above
+    rows_sql = (
+        f"select * replace (case when {described} then reason end as reason, "
+        f"case when {described} then evidence end as evidence)\n"
+        f"from (\n{spec.sql}\n) as check_rows where {kept}"
+    )
     try:
         statuses = run_sql(con, spec, statuses_sql, params)
         set_search_path(con, window)
