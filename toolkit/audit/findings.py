@@ -96,7 +96,8 @@ class AuditResult:
     one row per waiver (``status`` active, expired or stale); ``rows`` the check rows the
     lifecycle reads (check_id, snapshot_id, resource_id, status): every alarm of the history,
     and every row, ok ones too, of the judged and compared snapshots; ``details`` the full
-    rows (reason, evidence, owners) of the judged and compared snapshots. ``timings`` has
+    rows (owners, reason, evidence) of the judged and compared snapshots, with no reason or
+    evidence on the compared one's ok rows (no finding shows them). ``timings`` has
     the seconds of each phase (``connect``, ``scope``, ``checks`` including scope,
     ``lifecycle``) and of each check, by id. ``read`` has the ids of the committed snapshots
     up to the judged one that the checks read, oldest first (None: all of them): a
