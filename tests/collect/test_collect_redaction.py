@@ -4,17 +4,20 @@ redaction, and webhook findings that never echo what an older store may still ho
 from __future__ import annotations
 
 import json
+import re
 import stat
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pytest
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
 from toolkit.audit.check_run import run_check
 from toolkit.audit.testing import fixture_connection
-from toolkit.collect.conform import Owner
+from toolkit.collect.conform import Conformer, Owner, extra_json
 from toolkit.collect.deployments import map_deployment_page
 from toolkit.errors import ConfigError
+from toolkit.snapshot import TABLES
 from toolkit.snapshot.redaction import Fingerprinter, load_fingerprinter, redact_url, scrub_text
 
 if TYPE_CHECKING:
@@ -199,3 +202,72 @@ def test_deployment_messages_are_scrubbed_before_storing() -> None:
     assert "hunter2" not in json.dumps(rows, default=str)
     assert row["error"] == "dial postgres://***@db/app"
     assert row["crashing_reasons"] == ["exit code 1", "mysql://***@db/x refused"]
+
+
+def test_deployment_commands_commit_messages_and_events_are_scrubbed() -> None:
+    record = {
+        "id": "d1",
+        "status": "crashing",
+        "commit_message": "use DATABASE_URL=postgres://app:hunter2@db/app",
+        "run_command": "./worker --redis-password=hunter2",
+        "replica_events": [
+            {"type": "crash_loop_back_off", "reason": "BackOff", "count": 3,
+             "message": "dial amqp://jobs:hunter2@mq:5672/ refused"},
+        ],
+    }  # fmt: skip
+    rows = map_deployment_page([record], owner=Owner("t", "p", "e", "s"))
+    assert "hunter2" not in json.dumps(rows, default=str)
+    (row,) = rows["deployments"]
+    assert row["run_command"] == "./worker --redis-password=***"
+    assert rows["replica_events"][0]["message"] == "dial amqp://***@mq:5672/ refused"
+
+
+_FREE_TEXT_COLUMNS = sorted(
+    (table.name, column.name)
+    for table in TABLES.values()
+    for column in table.columns
+    if column.free_text
+)
+
+
+@pytest.mark.parametrize(("table", "column"), _FREE_TEXT_COLUMNS)
+def test_every_free_text_column_is_scrubbed_when_conformed(table: str, column: str) -> None:
+    declared = TABLES[table]
+    values: dict[str, object] = {
+        c.name: "x" for c in declared.columns if not c.nullable and c.type == pa.string()
+    }
+    leaked = "retry postgres://app:hunter2@db/app with token=hunter2"
+    many = pa.types.is_list(declared.column(column).type)
+    values[column] = [leaked] if many else leaked
+    row = Conformer("test", Owner()).row(table, values)
+    assert row is not None
+    stored = row[column][0] if many else row[column]
+    assert stored == "retry postgres://***@db/app with token=***"
+
+
+def test_columns_named_like_free_text_are_declared_free_text() -> None:
+    """A new message, command or description column is scrubbed too, or this fails."""
+    named = {
+        (table.name, column.name)
+        for table in TABLES.values()
+        for column in table.columns
+        if re.search(r"(^|_)(message|command|description|error|reason|reasons)$", column.name)
+    }
+    assert named <= set(_FREE_TEXT_COLUMNS)
+    assert ("deployments", "commit_message") in named
+
+
+def test_other_strings_are_stored_as_they_came() -> None:
+    """Names, images and ids are not free text: a name with `password=` in it stays."""
+    row = Conformer("test", Owner()).row(
+        "services", {"id": "s1", "name": "password=shown", "image": "r.example/a:b"}
+    )
+    assert row is not None
+    assert (row["name"], row["image"]) == ("password=shown", "r.example/a:b")
+
+
+def test_unknown_string_fields_are_scrubbed_in_extra() -> None:
+    extra = extra_json({"database_url": "postgres://app:hunter2@db/app", "note": "ok"})
+    assert extra is not None
+    assert "hunter2" not in extra
+    assert json.loads(extra) == {"database_url": "postgres://***@db/app", "note": "ok"}

@@ -5,7 +5,9 @@ value against its column's Arrow type (`toolkit.snapshot.schema_tables`). A valu
 wrong type becomes null and is reported once per (table, column, type) as a
 `collection_errors` row of type `schema_drift`, naming the type but never the value.
 Unknown enum values are plain strings and pass untouched; unknown fields are kept by the
-collectors in `extra` (see `extra_json`).
+collectors in `extra` (see `extra_json`). Columns declared free text (commands, messages,
+descriptions) are scrubbed of URL userinfo and credential values (`scrub_text`): a crash
+message or a start command may quote a connection string.
 
 >>> conformer = Conformer("teams.list", Owner())
 >>> conformer.row("teams", {"id": "t1", "name": 42})["name"] is None
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from toolkit.snapshot.redaction import MASK, SECRET_NAME
+from toolkit.snapshot.redaction import MASK, SECRET_NAME, scrub_text
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import TABLES
 
@@ -177,18 +179,22 @@ def _columns(table: str) -> tuple[tuple[tuple[str, _Convert, bool], ...], frozen
 
     Worked out once per table: a crawl conforms hundreds of thousands of rows, and asking
     the Arrow schema for its fields and types on every row cost more than the conversion.
+    A free-text column's converter also scrubs it.
     """
-    declared = TABLES[table].arrow_schema
+    declared = TABLES[table]
     columns = tuple(
-        (field.name, _converter(field.type), field.nullable)
-        for field in declared
-        if field.name not in (SNAPSHOT_ID, SNAPSHOT_AT)
+        (column.name, _converter(column.type, scrub=column.free_text), column.nullable)
+        for column in declared.columns
+        if column.name not in (SNAPSHOT_ID, SNAPSHOT_AT)
     )
-    return columns, frozenset(declared.names)
+    return columns, frozenset(declared.arrow_schema.names)
 
 
-def _converter(kind: pa.DataType) -> _Convert:
-    """The function taking a non-null value to the Python value of Arrow type `kind`."""
+def _converter(kind: pa.DataType, *, scrub: bool = False) -> _Convert:
+    """The function taking a non-null value to the Python value of Arrow type `kind`
+    (strings scrubbed with `scrub_text` when `scrub`)."""
+    if pa.types.is_string(kind) and scrub:
+        return lambda value: scrub_text(value) if isinstance(value, str) else _WRONG
     if pa.types.is_string(kind):
         return lambda value: value if isinstance(value, str) else _WRONG
     if pa.types.is_boolean(kind):
@@ -200,7 +206,7 @@ def _converter(kind: pa.DataType) -> _Convert:
     if pa.types.is_timestamp(kind):
         return _timestamp
     if pa.types.is_list(kind):
-        return functools.partial(_list, _converter(kind.value_type))
+        return functools.partial(_list, _converter(kind.value_type, scrub=scrub))
     return lambda value: _WRONG if isinstance(value, bool) else value
 
 
@@ -288,7 +294,8 @@ def extra_json(fields: Mapping[str, Any]) -> str | None:
 
     Members whose names suggest a credential (`secret`, `token`, `password`...) keep their
     name but lose their value, at any depth: an unknown field is unreviewed by definition.
-    Empty nested objects are left out.
+    Other strings are scrubbed like free text (`scrub_text`). Empty nested objects are left
+    out.
     """
     cleaned = {k: v for k, v in fields.items() if not (isinstance(v, dict) and not v)}
     if not cleaned:
@@ -303,7 +310,7 @@ def _mask(value: Any) -> Any:
         }
     if isinstance(value, list):
         return [_mask(item) for item in value]
-    return value
+    return scrub_text(value) if isinstance(value, str) else value
 
 
 def _key(name: str) -> str:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.collect.conform import Conformer, Owner, extra_json, unknown_fields
 from toolkit.collect.replica_events import event_rows
-from toolkit.snapshot.redaction import scrub_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -58,9 +57,6 @@ _KNOWN = (
     "buildpack_builder_build_command",
     "buildpack_builder_install_command",
 )
-# Platform free text that quotes what failed, connection strings included: scrubbed of URL
-# userinfo and credential values before it is stored (and so before any finding).
-_FREE_TEXT = ("error", "status_message")
 
 
 def deployment_rows(
@@ -77,10 +73,6 @@ def deployment_rows(
     """
     author = conformer.obj(record, "commit_author", "deployments")
     values: dict[str, Any] = {key: record.get(key) for key in _COLUMNS}
-    for key in _FREE_TEXT:
-        values[key] = _scrubbed(values[key])
-    if isinstance(values["crashing_reasons"], list):
-        values["crashing_reasons"] = [_scrubbed(r) for r in values["crashing_reasons"]]
     values.update(owner.columns())
     values.update(flags or {})
     values["commit_author_name"] = author.get("name")
@@ -92,10 +84,6 @@ def deployment_rows(
         found = conformer.objs(record, "replica_events", "deployments")
         events = event_rows(conformer, found, owner, source="deployment", deployment_id=row["id"])
     return {"deployments": [row] if row else [], "replica_events": events}
-
-
-def _scrubbed(value: Any) -> Any:
-    return scrub_text(value) if isinstance(value, str) else value
 
 
 def map_deployment_page(

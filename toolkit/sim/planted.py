@@ -111,11 +111,14 @@ def _worker(worker: Service, rng: random.Random, world: World, ids: dict[str, st
     worker.name, worker.replicas = "worker", 2
     worker.privileged, worker.capabilities = True, ("SYS_ADMIN", "NET_ADMIN")
     worker.cpu, worker.memory = (1000, 500), (1024, 512)
-    # a crash message quoting a connection string, its password a canary: the collector must
-    # mask it. Drawn from the worker's own generator, so the world's draws stay as they were
-    leaked = new_canary(random.Random(worker.id), world.canaries)
+    # a crash message (also the crash event's, the latest) quoting a connection string and a
+    # start command passing a password, canaries both: the collector must mask them. Drawn
+    # from the worker's own generator, so the world's draws stay as they were
+    own = random.Random(worker.id)
+    leaked = new_canary(own, world.canaries)
     refused = f"connection to postgres://app:{leaked}@db.internal:5432/app refused"
     worker.crashing, worker.crash_reasons = True, (*CRASH_REASONS[:2], refused)
+    worker.run_command = f"./worker --queue=jobs --redis-password={new_canary(own, world.canaries)}"
     worker.oom_kills, worker.restart_count = 4, 27
     worker.last_oom_at = world.now - timedelta(hours=rng.randint(1, 5))
     for name in ("privileged", "requests_above_limits", "crashing", "oom", "restarts"):

@@ -217,7 +217,7 @@ def _events(service: Service) -> list[dict[str, Any]]:
                 "count": max(service.restart_count, 1),
                 "first_seen": iso(anchor),
                 "last_seen": iso(latest),
-                "message": service.crash_reasons[0] if service.crash_reasons else "",
+                "message": service.crash_reasons[-1] if service.crash_reasons else "",
                 "reason": "BackOff",
                 "timestamp": iso(latest),
                 "type": "crash_loop_back_off",

@@ -59,21 +59,34 @@ class UnknownTableError(KeyError):
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One column: name, Arrow type, nullability and a one-line description."""
+    """One column: name, Arrow type, nullability and a one-line description.
+
+    ``free_text``: text the platform's users or its runtime wrote (commands, messages,
+    descriptions), which may quote a connection string or ``password=...``; collection
+    scrubs it (:func:`toolkit.snapshot.redaction.scrub_text`) before it is stored.
+    """
 
     name: str
     type: pa.DataType
     nullable: bool = True
     doc: str = ""
+    free_text: bool = False
 
     @property
     def arrow_field(self) -> pa.Field:
         return pa.field(self.name, self.type, nullable=self.nullable)
 
 
-def col(name: str, type_: pa.DataType, doc: str = "", *, nullable: bool = True) -> Column:
-    """Declare a column (nullable unless said otherwise)."""
-    return Column(name, type_, nullable, doc)
+def col(
+    name: str, type_: pa.DataType, doc: str = "", *, nullable: bool = True, free_text: bool = False
+) -> Column:
+    """Declare a column (nullable unless said otherwise; see :class:`Column`)."""
+    return Column(name, type_, nullable, doc, free_text)
+
+
+def text(name: str, doc: str = "") -> Column:
+    """Declare a nullable string column of free text, scrubbed at collection."""
+    return Column(name, STR, True, doc, free_text=True)
 
 
 def required(name: str, type_: pa.DataType, doc: str = "") -> Column:

@@ -23,6 +23,7 @@ from toolkit.snapshot.schema import (
     col,
     declare,
     required,
+    text,
 )
 
 __all__ = [
@@ -44,26 +45,26 @@ __all__ = [
 TEAMS = declare(
     "teams",
     "Teams the credential can see.",
-    [ID, col("name", STR), col("description", STR), col("created_at", TS), EXTRA],
+    [ID, col("name", STR), text("description"), col("created_at", TS), EXTRA],
 )
 
 PROJECTS = declare(
     "projects",
     "Projects of each team.",
-    [ID, *TEAM_SCOPE, col("name", STR), col("description", STR), col("created_at", TS), EXTRA],
+    [ID, *TEAM_SCOPE, col("name", STR), text("description"), col("created_at", TS), EXTRA],
 )
 
 ENVIRONMENTS = declare(
     "environments",
     "Environments of each project.",
-    [ID, *PROJECT_SCOPE, col("name", STR), col("description", STR), col("created_at", TS), EXTRA],
+    [ID, *PROJECT_SCOPE, col("name", STR), text("description"), col("created_at", TS), EXTRA],
 )
 
 _HEALTH = [
     col("health_check_type", STR),
-    col("health_check_path", STR),
+    text("health_check_path"),
     col("health_check_port", INT),
-    col("health_check_command", STR),
+    text("health_check_command"),
     col("health_period_seconds", INT),
     col("health_timeout_seconds", INT),
     col("health_failure_threshold", INT),
@@ -85,7 +86,7 @@ SERVICES = declare(
         ID,
         *ENV_SCOPE,
         col("name", STR),
-        col("description", STR),
+        text("description"),
         col("type", STR, "gitprovider, container-image, database, or another string"),
         col("created_at", TS),
         col("updated_at", TS),
@@ -98,7 +99,7 @@ SERVICES = declare(
         col("git_tag", STR),
         col("builder", STR),
         col("image", STR),
-        col("run_command", STR),
+        text("run_command"),
         col("auto_deploy", BOOL),
         col("is_public", BOOL),
         col("replicas", INT),
@@ -155,7 +156,7 @@ SERVICE_HOSTS = declare(
         col("target_port", INT),
         col("protocol", STR),
         col("display_name", STR),
-        col("description", STR),
+        text("description"),
         col("prev_host", STR),
         col("template_input_id", STR),
     ],
@@ -188,7 +189,7 @@ VOLUMES = declare(
         ID,
         *ENV_SCOPE,
         *_VOLUME_COMMON,
-        col("description", STR),
+        text("description"),
         col("mounted_on_service_id", STR),
         col("can_delete", BOOL),
         col("is_available", BOOL),
@@ -264,7 +265,7 @@ TEMPLATES = declare(
     [
         ID,
         col("name", STR),
-        col("description", STR),
+        text("description"),
         col("version", INT),
         col("immutable", BOOL),
         col("display_rank", INT),
@@ -285,7 +286,7 @@ SERVICE_GROUPS = declare(
         ID,
         *ENV_SCOPE,
         col("name", STR),
-        col("description", STR),
+        text("description"),
         col("icon", STR),
         col("template_id", STR),
         col("created_at", TS),
