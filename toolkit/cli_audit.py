@@ -404,8 +404,10 @@ def diff_command(
         str | None, typer.Option("--to", help="The newer snapshot (default: newest complete).")
     ] = None,
     format: TableOrJsonOpt = "table",
+    waivers: WaiversOpt = None,
 ) -> None:
-    """Show services added, removed and changed, and findings new, regressed or resolved."""
+    """Show services added, removed and changed, and findings new, regressed or resolved
+    (a waived finding with its waiver)."""
     from toolkit.audit import diff_snapshots
     from toolkit.snapshot import Store
 
@@ -417,6 +419,7 @@ def diff_command(
             before=before,
             after=after,
             settings=settings,
+            waivers=waivers,
         )
     with writing_stdout():
         if format == "json":
@@ -436,7 +439,8 @@ def diff_json(change: SnapshotDiff) -> dict[str, Any]:
                 row["changed_fields"] = [str(f) for f in row["changed_fields"]]
         return rows
 
-    columns = ["check_id", "severity", "state", "resource_id", "resource_name", "reason"]
+    columns = ["check_id", "severity", "state", "resource_id", "resource_name", "reason",
+               "waived", "waiver_owner", "waiver_reason", "waiver_expires"]  # fmt: skip
     return {
         "from": change.before.snapshot_id,
         "to": change.after.snapshot_id,
@@ -451,7 +455,7 @@ def diff_json(change: SnapshotDiff) -> dict[str, Any]:
 
 def diff_renderable(change: SnapshotDiff) -> RenderableType:
     """Rich tables of a diff; every cell is plain text, control characters shown as escapes."""
-    from toolkit.audit.formats import frame_records, visible
+    from toolkit.audit.formats import frame_records, visible, waiver_line
 
     title = f"from {change.before.snapshot_id} to {change.after.snapshot_id}"
     # Lighter boxes, and long ids and field names fold rather than end in "…": a terminal's
@@ -476,11 +480,14 @@ def diff_renderable(change: SnapshotDiff) -> RenderableType:
     for column in ("state", "severity", "check", "resource", "reason"):
         findings.add_column(column, overflow="fold")
     for f in frame_records(change.findings):
+        reason = Text(visible(f["reason"] or ""))
+        if f["waived"]:
+            reason.append(f"\n{waiver_line(f)}", style="dim")
         findings.add_row(
             Text(visible(f["state"])),
             Text(visible(f["severity"])),
             Text(visible(f["check_id"])),
             Text(visible(f["resource_name"] or f["resource_id"])),
-            Text(visible(f["reason"] or "")),
+            reason,
         )
     return Group(services, findings)

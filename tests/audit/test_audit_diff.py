@@ -127,3 +127,34 @@ def test_snapshots_in_the_wrong_order_are_named_by_the_options_given(
         outcome = runner.invoke(app, [*args, "--store", store.url])
         assert outcome.exit_code == ExitCode.CONFIG
         assert said in " ".join(outcome.stderr.split()), outcome.stderr
+
+
+def test_diff_shows_a_waived_finding_with_its_waiver(
+    sim_store: tuple[Store, Simulator], tmp_path: Path
+) -> None:
+    store, _ = sim_store
+    config = tmp_path / "empty.toml"
+    config.write_text("", encoding="utf-8")
+    base = ["diff", "--store", store.url, "--config", str(config)]
+    runner = CliRunner()
+    plain = json.loads(runner.invoke(app, [*base, "--format", "json"]).stdout)["findings"]
+    assert plain and not any(f["waived"] for f in plain)
+    chosen = plain[0]
+    waivers = tmp_path / "waivers.toml"
+    waivers.write_text(
+        f'[[waivers]]\ncheck = "{chosen["check_id"]}"\nresources = ["{chosen["resource_id"]}"]\n'
+        'reason = "Accepted for the migration."\nowner = "ops@example.com"\n'
+        "expires = 2099-01-01\n",
+        encoding="utf-8",
+    )
+    outcome = runner.invoke(app, [*base, "--format", "json", "--waivers", str(waivers)])
+    assert outcome.exit_code == 0, outcome.stderr
+    waived = [f for f in json.loads(outcome.stdout)["findings"] if f["waived"]]
+    assert [(f["check_id"], f["resource_id"]) for f in waived] == [
+        (chosen["check_id"], chosen["resource_id"])
+    ]
+    assert waived[0]["waiver_owner"] == "ops@example.com"
+    assert waived[0]["waiver_expires"] == "2099-01-01"
+    table = runner.invoke(app, [*base, "--waivers", str(waivers)], env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.stderr
+    assert "waived by ops@example.com until 2099-01-01" in table.stdout

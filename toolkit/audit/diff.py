@@ -20,11 +20,15 @@ from toolkit.errors import AuditError
 from toolkit.snapshot import SNAPSHOT_AT, SNAPSHOT_ID, TABLES, Store
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
     import duckdb
     import pandas as pd
 
     from toolkit.audit.catalogue import Catalogue
     from toolkit.audit.findings import SnapshotRef
+    from toolkit.audit.waivers import Waiver
     from toolkit.config import Settings
 
 __all__ = ["SnapshotDiff", "diff_snapshots"]
@@ -55,8 +59,13 @@ def diff_snapshots(
     after: str | None = None,
     settings: Settings | None = None,
     checks: Catalogue | None = None,
+    waivers: Path | Sequence[Waiver] | None = None,
 ) -> SnapshotDiff:
-    """Compare two snapshots (ids or unique prefixes; default: the two newest complete)."""
+    """Compare two snapshots (ids or unique prefixes; default: the two newest complete).
+
+    Findings are judged with ``waivers`` (a file or parsed waivers; default: the file
+    ``settings`` names) as :func:`~toolkit.audit.run_audit` judges them: a waived finding
+    is listed with its waiver, not left out."""
     con = source.duckdb() if isinstance(source, Store) else source
     committed = committed_snapshots(con)
     newer, older = select_snapshots(committed, after, before, options=("--to", "--from"))
@@ -81,6 +90,7 @@ def diff_snapshots(
         checks=checks,
         snapshot=newer.snapshot_id,
         compare_to=older.snapshot_id,
+        waivers=waivers,
     )
     findings = audit.findings[audit.findings.state != "open"].reset_index(drop=True)
     return SnapshotDiff(older, newer, added, removed, changed, findings)

@@ -32,6 +32,8 @@ from toolkit.audit.lifecycle import STATES
 from toolkit.visible_text import visible
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rich.console import RenderableType
 
     from toolkit.audit.findings import AuditResult, SnapshotRef
@@ -51,6 +53,7 @@ __all__ = [
     "render",
     "to_records",
     "visible",
+    "waiver_line",
 ]
 
 FORMATS = ("table", "json", "csv", "markdown", "sarif")
@@ -223,8 +226,7 @@ def findings_table(result: AuditResult, limit: int | None = None) -> RenderableT
             resource.append(f"\n{visible(team)}", style="dim")
         reason = Text(visible(f["reason"] or ""))
         if f["waived"]:
-            until = f" until {f['waiver_expires']}" if f["waiver_expires"] else ""
-            reason.append(visible(f"\nwaived by {f['waiver_owner']}{until}"), style="dim")
+            reason.append(f"\n{waiver_line(f)}", style="dim")
         table.add_row(
             Text(str(f["severity"]), style=_STYLE.get(str(f["severity"]), "")),
             Text(visible(f["state"])),
@@ -246,6 +248,13 @@ def findings_table(result: AuditResult, limit: int | None = None) -> RenderableT
     line = ", ".join(f"{int(counts[k])} {k}" for k in counts.index)
     parts.append(Text(f"{len(result.checks)} checks; {line}"))
     return Group(*parts)
+
+
+def waiver_line(finding: Mapping[str, Any]) -> str:
+    """``waived by OWNER until DATE`` for a waived finding (a record of its findings row),
+    control characters shown as escapes."""
+    until = f" until {finding['waiver_expires']}" if finding["waiver_expires"] else ""
+    return visible(f"waived by {finding['waiver_owner']}{until}")
 
 
 def _per_check_table(result: AuditResult) -> Table:
