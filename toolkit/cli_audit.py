@@ -406,8 +406,7 @@ def diff_command(
     format: TableOrJsonOpt = "table",
     waivers: WaiversOpt = None,
 ) -> None:
-    """Show services added, removed and changed, and findings new, regressed or resolved
-    (a waived finding with its waiver)."""
+    """Show services added, removed and changed, and findings new, regressed or resolved."""
     from toolkit.audit import diff_snapshots
     from toolkit.snapshot import Store
 
