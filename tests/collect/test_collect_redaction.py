@@ -183,6 +183,21 @@ def test_no_webhook_finding_echoes_the_stored_path(check_id: str) -> None:
             "exit code=137; see https://docs.example/a@b",
         ),
         ("Back-off restarting failed container", "Back-off restarting failed container"),
+        (
+            "401: Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.x9 rejected",
+            "401: Authorization: *** *** rejected",
+        ),
+        ("proxy sent Basic dXNlcjpwYXNz", "proxy sent Basic ***"),
+        ("Basic authentication failed", "Basic authentication failed"),
+        ('body {"password": "hunter2", "user": "app"}', 'body {"password": "***", "user": "app"}'),
+        ("password: hunter2 (from env)", "password: *** (from env)"),
+        ("./server --password hunter2 --port 80 -v", "./server --password *** --port 80 -v"),
+        ("gunicorn --api-key=abc app:app", "gunicorn --api-key=*** app:app"),
+        (
+            "error: dial tcp 10.0.0.7:5432 at 10:32:01; exit code: 137; see https://h:8443/x",
+            "error: dial tcp 10.0.0.7:5432 at 10:32:01; exit code: 137; see https://h:8443/x",
+        ),
+        ("npm run build -- --mode production", "npm run build -- --mode production"),
     ],
 )
 def test_free_text_is_scrubbed(text: str, scrubbed: str) -> None:

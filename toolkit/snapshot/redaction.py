@@ -84,10 +84,16 @@ CREDENTIAL_WORDS = frozenset(
 # (`v1`, `T0123ABCD`, a 12-character id) are kept.
 _TOKEN_SEGMENT = re.compile(r"[A-Za-z0-9._~:@=+%-]{16,}")
 _WORD_SEGMENT = re.compile(r"[a-z]+([._-][a-z]+)*")
-# In free text: a URL's userinfo (up to its last `@`, so `p@ss` goes whole), and a
-# `name=value` pair whose name has a credential word.
+# In free text: a URL's userinfo (up to its last `@`, so `p@ss` goes whole); an HTTP
+# `Bearer`/`Basic` credential; a `name=value`, `name: value` or JSON `"name": "value"` pair
+# and a `--name value` flag whose name has a credential word.
 _USERINFO = re.compile(r"(?<=://)[^/\s]+@")
-_PAIR = re.compile(r"(?P<lead>[?&;]|\b)(?P<name>[A-Za-z][A-Za-z0-9_.-]*)=(?P<value>[^\s&;,'\"]+)")
+_AUTH_SCHEME = re.compile(r"\b(?P<scheme>Bearer|Basic) +(?P<value>[A-Za-z0-9._~+/=-]{8,})")
+_PAIR = re.compile(
+    r"(?P<lead>[?&;]|\b)(?P<name>[A-Za-z][A-Za-z0-9_.-]*)"
+    r"(?P<sep>=|[\"']?[ \t]*:[ \t]*[\"']?)(?!//)(?P<value>[^\s&;,'\"]+)"  # not a URL's ://
+)
+_FLAG = re.compile(r"(?P<flag>(?<![\w-])--?(?P<name>[A-Za-z][A-Za-z0-9_-]*)) +(?P<value>[^\s-]\S*)")
 
 
 class Fingerprinter:
@@ -262,18 +268,37 @@ def _query_name(name: str, value: str) -> str:
 
 
 def scrub_text(text: str) -> str:
-    """Free text without URL userinfo or credential values: ``scheme://***@host`` and
-    ``password=***``, ``?token=***`` (names as :func:`credential_name` judges them; ``code``
-    only in a URL query, so ``exit code=137`` stays).
+    """Free text without URL userinfo or credential values: ``scheme://***@host``,
+    ``Bearer ***``, ``password=***``, ``password: ***``, ``"token": "***"``, ``?token=***``
+    and ``--api-key ***`` (names as :func:`credential_name` judges them; ``code`` only in a
+    URL query, so ``exit code=137`` stays; a ``Basic`` or ``Bearer`` followed by a plain
+    lower-case word is prose, and stays).
 
     >>> scrub_text("dial https://h.example/x?code=abc&v=1: Password=hunter2; exit code=137")
     'dial https://h.example/x?code=***&v=1: Password=***; exit code=137'
+    >>> scrub_text('401 for Authorization: Bearer eyJhbGciOi.x9; body {"token": "t0k3n"}')
+    '401 for Authorization: *** ***; body {"token": "***"}'
+    >>> scrub_text("./worker --api-key k3y --queue jobs -v")
+    './worker --api-key *** --queue jobs -v'
     """
-    return _PAIR.sub(_scrub_pair, _USERINFO.sub(f"{MASK}@", text))
+    text = _AUTH_SCHEME.sub(_scrub_scheme, _USERINFO.sub(f"{MASK}@", text))
+    return _FLAG.sub(_scrub_flag, _PAIR.sub(_scrub_pair, text))
+
+
+def _scrub_scheme(match: re.Match[str]) -> str:
+    if _WORD_SEGMENT.fullmatch(match["value"]):
+        return match[0]
+    return f"{match['scheme']} {MASK}"
 
 
 def _scrub_pair(match: re.Match[str]) -> str:
-    lead, name = match["lead"], match["name"]
+    lead, name, sep = match["lead"], match["name"], match["sep"]
     if not credential_name(name) or (name.lower() == "code" and lead not in ("?", "&")):
         return match[0]
-    return f"{lead}{name}={MASK}"
+    return f"{lead}{name}{sep}{MASK}"
+
+
+def _scrub_flag(match: re.Match[str]) -> str:
+    if not credential_name(match["name"]) or match["name"].lower() == "code":
+        return match[0]
+    return f"{match['flag']} {MASK}"
