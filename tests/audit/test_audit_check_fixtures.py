@@ -59,6 +59,9 @@ def test_check_fixture(path: Path) -> None:
             if r["snapshot_id"] == last and r["status"] == "alarm"
         ]  # fmt: skip
         assert reasons and all(fixture["expect_reason_contains"] in r for r in reasons), reasons
+    for hidden in fixture.get("expect_text_excludes", []):  # a secret no row may show
+        texts = [f"{r['reason']} {r['evidence']}" for r in result.to_pylist()]
+        assert not [t for t in texts if hidden in t], hidden
     statuses = set(result.column("status").to_pylist())
     assert statuses <= {"alarm", "ok"}
     if spec.history != "all":

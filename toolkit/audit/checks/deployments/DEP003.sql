@@ -38,7 +38,5 @@ select
     end as reason,
     to_json(struct_pack(last_deployment_id, last_deployment_status, message,
         last_successful_deployment_id)) as evidence
--- text of older stores, collected before scrubbing: URL userinfo and credential values out
-from (select * replace (regexp_replace(regexp_replace(message, '://[^/\s]+@', '://***@', 'g'),
-        '([?&;][A-Za-z0-9_.-]*(pass|pwd|token|secret|key|sig|auth)[A-Za-z0-9_.-]*=)[^&;\s]+',
-        '\1***', 'gi') as message) from judged)
+-- text of older stores, collected before scrubbing: credentials out (views/scrubbed.sql)
+from (select * replace (scrubbed(message) as message) from judged)

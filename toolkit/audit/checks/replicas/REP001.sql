@@ -40,7 +40,5 @@ select
     ) as reason,
     to_json(struct_pack(health, pods, crashing_pods, current_deployment_id,
         current_deployment_status, crashing_reasons := reasons)) as evidence
--- text of older stores, collected before scrubbing: URL userinfo and credential values out
-from (select * replace (regexp_replace(regexp_replace(reasons, '://[^/\s]+@', '://***@', 'g'),
-        '([?&;][A-Za-z0-9_.-]*(pass|pwd|token|secret|key|sig|auth)[A-Za-z0-9_.-]*=)[^&;\s]+',
-        '\1***', 'gi') as reasons) from judged)
+-- text of older stores, collected before scrubbing: credentials out (views/scrubbed.sql)
+from (select * replace (scrubbed(reasons) as reasons) from judged)
