@@ -145,3 +145,44 @@ def test_the_command_line_says_a_snapshot_is_partial(tmp_path: Path) -> None:
     assert f"note: the compared snapshot {ids[2]} is partial" in compared.stderr
     whole = CliRunner().invoke(app, [*argv, "--snapshot", ids[1]])
     assert "partial" not in whole.stderr
+
+
+def _blind_services(fixture: dict[str, Any], day: int) -> None:
+    """Make ``day`` partial: the services call failed for production, 'open' is missing."""
+    partial = partial_day3("services.list")["snapshots"][2]
+    snapshot = fixture["snapshots"][day]
+    snapshot["status"] = "partial"
+    snapshot["tables"]["collection_errors"] = partial["tables"]["collection_errors"]
+    snapshot["tables"]["services"] = [
+        s for s in snapshot["tables"]["services"] if s["id"] != service_id("open")
+    ]
+
+
+@pytest.mark.parametrize("latest_only", [False, True])
+def test_a_finding_neither_judged_nor_compared_snapshot_observed_stays_listed(
+    latest_only: bool,
+) -> None:
+    # Two partial days in a row: 'open' (in alarm on days 1 and 2) was collected by neither.
+    fixture = partial_day3("services.list")
+    _blind_services(fixture, 3)
+    con = fixture_connection(fixture)
+    # partial snapshots are judged only when named (the default is the newest complete one)
+    result = run_audit(
+        con, checks=engine_catalogue(), snapshot=IDS[3], compare_to=IDS[2], latest_only=latest_only
+    )
+    row = by_resource(result.findings).loc[service_id("open")]
+    assert (row.state, row.status) == ("open", "unobserved")
+    assert row.reason == "not collected: Service open memory limit -1 MB."
+    assert row.team_name == "payments" and row.last_seen == pd.Timestamp("2026-01-02", tz="UTC")
+    assert service_id("open") in set(result.failing("high").resource_id)
+
+
+def test_a_resource_gone_after_a_partial_compared_snapshot_is_listed_resolved() -> None:
+    # Day 3 could not collect 'open'; day 4 collected everything and 'open' is gone.
+    fixture = partial_day3("services.list")
+    day4 = fixture["snapshots"][3]["tables"]
+    day4["services"] = [s for s in day4["services"] if s["id"] != service_id("open")]
+    result = run_audit(fixture_connection(fixture), checks=engine_catalogue(), compare_to=IDS[2])
+    row = by_resource(result.findings).loc[service_id("open")]
+    assert (row.state, row.status) == ("resolved", "absent")
+    assert row.reason == "gone: Service open memory limit -1 MB."

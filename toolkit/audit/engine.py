@@ -85,6 +85,8 @@ _OBSERVED_TABLE = "main.audit_observed_snapshots"
 """The kept and partial snapshot ids (every status row kept), when not written out."""
 _JUDGED_TABLE = "main.audit_judged_snapshot"
 """The judged snapshot's id, when it is not written out."""
+_LAST_OBSERVED_TABLE = "main.audit_last_observed"
+"""Prefix of the tables of snapshots that last observed a blind check's findings."""
 _BLIND_SCHEMA = pa.schema([("check_id", pa.string()), ("snapshot_id", pa.string())])
 ROW_SCHEMA = pa.schema([("check_id", pa.string()), *((c, pa.string()) for c in OUTPUT_COLUMNS)])
 """``audit_details``: a check's output columns as text, after the check's id."""
@@ -156,6 +158,7 @@ def run_audit(
             if s.status == "partial" and s.seq <= target.seq
         ]
         blind = _blind(con, catalogue.specs, partial)
+        last_observed = _last_observed(blind, window or committed, compare)
         plan = plan_scope(catalogue.specs, _row_counts(con, ids), _readers(con))
         # A store's latest-only connection already shows only those snapshots (_connection).
         with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
@@ -164,9 +167,16 @@ def run_audit(
             with _window_scope(con, catalogue.specs, split) as window_path:
                 timings["scope"] = time.perf_counter() - started
                 rows = run_checks(
-                    con, catalogue, keep, timings, window=window_path, observe=partial
+                    con,
+                    catalogue,
+                    keep,
+                    timings,
+                    window=window_path,
+                    observe=partial,
+                    last_observed=last_observed,
                 )
-            build_names(con, target.snapshot_id, compare.snapshot_id if compare else None)
+            described = [*keep, *sorted(set(last_observed.values()))]
+            build_names(con, described)
     timings["checks"] = time.perf_counter() - started
     started = time.perf_counter()
     register_rows(con, rows.status)
@@ -199,6 +209,24 @@ def run_audit(
         read=tuple(read.snapshot_id),
         blind=blind.to_pandas(),
     )
+
+
+def _last_observed(
+    blind: pa.Table, read: Sequence[SnapshotRef], compare: SnapshotRef | None
+) -> dict[str, str]:
+    """For each check blind in the compared snapshot, the newest snapshot read before it in
+    which the check is not blind: a finding that neither the judged nor the compared
+    snapshot observed is described by its alarm there (else it had no row to show)."""
+    if compare is None or blind.num_rows == 0:
+        return {}
+    pairs = set(zip(blind["check_id"].to_pylist(), blind["snapshot_id"].to_pylist(), strict=True))
+    earlier = sorted((s for s in read if s.seq < compare.seq), key=lambda s: -s.seq)
+    found = {}
+    for check_id in sorted({c for c, i in pairs if i == compare.snapshot_id}):
+        seen = next((s for s in earlier if (check_id, s.snapshot_id) not in pairs), None)
+        if seen is not None:
+            found[check_id] = seen.snapshot_id
+    return found
 
 
 def _blind(
@@ -241,6 +269,7 @@ def run_checks(
     workers: int = CHECK_WORKERS,
     window: str | None = None,
     observe: Collection[str] = (),
+    last_observed: Mapping[str, str] | None = None,
 ) -> CheckRows:
     """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids
     (the judged one first, then the compared one).
@@ -262,7 +291,10 @@ def run_checks(
     full rows of ``keep``, which must judge those snapshots exactly as the first run did.
 
     The status rows of the ``observe`` snapshots (the partial ones) are kept whole too, ok
-    ones included: there a finding with no row at all may not have been observed.
+    ones included: there a finding with no row at all may not have been observed. A check
+    named in ``last_observed`` (blind in the compared snapshot) also gets the text of its
+    alarms in the snapshot it names, the last that observed them, and runs over the whole
+    history (that snapshot may lie outside the window).
     """
     ids = sorted(keep)
     kept = snapshot_filter(con, ids, _KEPT_TABLE)
@@ -270,6 +302,11 @@ def run_checks(
     observed = snapshot_filter(con, [*ids, *extra], _OBSERVED_TABLE) if extra else kept
     judged = snapshot_filter(con, list(keep[:1]), _JUDGED_TABLE)
     described = f"({judged} or (status = 'alarm' and {kept}))"
+    last = dict(last_observed or {})
+    earlier = {  # predicates for the snapshots that last observed a blind check's findings
+        snapshot_id: snapshot_filter(con, [snapshot_id], f"{_LAST_OBSERVED_TABLE}_{n}")
+        for n, snapshot_id in enumerate(sorted(set(last.values())))
+    }
     path = search_path(con)
     cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
     for _ in range(max(1, workers)):
@@ -285,7 +322,13 @@ def run_checks(
         overrides = catalogue.overrides.get(spec.id)
         try:
             filters = (kept, observed, described)
-            if window is not None and spec.history != "all":
+            if spec.id in last:
+                also = earlier[last[spec.id]]
+                text = f"({judged} or (status = 'alarm' and ({kept} or {also})))"
+                done = _check_rows(
+                    cursor, spec, overrides, [*ids, last[spec.id]], (kept, observed, text)
+                )
+            elif window is not None and spec.history != "all":
                 done = _split_check_rows(cursor, spec, overrides, ids, filters, (path, window))
             else:
                 done = _check_rows(cursor, spec, overrides, ids, filters)
@@ -296,7 +339,8 @@ def run_checks(
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit-check") as pool:
         done = list(pool.map(one, catalogue.specs))
-    for table in (_KEPT_TABLE, _OBSERVED_TABLE, _JUDGED_TABLE):  # made only for odd ids
+    made = [f"{_LAST_OBSERVED_TABLE}_{n}" for n in range(len(earlier))]
+    for table in (_KEPT_TABLE, _OBSERVED_TABLE, _JUDGED_TABLE, *made):  # only for odd ids
         con.execute(f"drop table if exists {table}")
     if timings is not None:
         timings.update(

@@ -121,7 +121,10 @@ observed as (
         bool_or(seq = $target) as present_now,
         min(snapshot_at) filter (where alarm) as first_seen,
         max(snapshot_at) filter (where alarm) as last_seen,
-        arg_max(s, seq) filter (where seq = $target or seq = $compare) as s
+        -- the snapshot whose row describes it: T's or C's, else (neither observed it) its
+        -- alarm where it was last observed, which the engine keeps the text of
+        coalesce(arg_max(s, seq) filter (where seq = $target or seq = $compare),
+            arg_max(s, seq) filter (where alarm and seq < $compare)) as s
     from audit_judged semi join stated_pairs using (c, r)
     group by c, r
 ),
@@ -207,17 +210,18 @@ left join audit_names sv
     on sv.kind = 'service' and sv.snapshot_id = f.snapshot_id and sv.id = f.service_id
 """
 
-# The owners' names in the judged and compared snapshots, for reports and waiver globs.
-# The snapshot ids are parameters, so DuckDB reads only those snapshots from the store.
+# The owners' names in the snapshots that describe findings, for reports and waiver globs.
+# The snapshot ids are parameters ({ids}: $s0, $s1, ...), so DuckDB reads only those
+# snapshots from the store.
 _NAMES_SQL = """
 create or replace temp table audit_names as
-select 'team' as kind, snapshot_id, id, name from teams where snapshot_id in ($a, $b)
+select 'team' as kind, snapshot_id, id, name from teams where snapshot_id in ({ids})
 union all
-select 'project', snapshot_id, id, name from projects where snapshot_id in ($a, $b)
+select 'project', snapshot_id, id, name from projects where snapshot_id in ({ids})
 union all
-select 'environment', snapshot_id, id, name from environments where snapshot_id in ($a, $b)
+select 'environment', snapshot_id, id, name from environments where snapshot_id in ({ids})
 union all
-select 'service', snapshot_id, id, name from services where snapshot_id in ($a, $b)
+select 'service', snapshot_id, id, name from services where snapshot_id in ({ids})
 """
 
 # Alarm episodes: runs of consecutive snapshots in alarm (gaps and islands over the
@@ -330,9 +334,11 @@ def build_unobserved(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_UNOBSERVED_SQL)
 
 
-def build_names(con: duckdb.DuckDBPyConnection, target: str, compare: str | None) -> None:
-    """``audit_names``: team, project, environment and service names of the two snapshots."""
-    con.execute(_NAMES_SQL, {"a": target, "b": compare or target})
+def build_names(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str]) -> None:
+    """``audit_names``: team, project, environment and service names of ``snapshot_ids``
+    (the judged and compared snapshots, and any that last observed a finding)."""
+    params = {f"s{n}": snapshot_id for n, snapshot_id in enumerate(snapshot_ids)}
+    con.execute(_NAMES_SQL.format(ids=", ".join(f"${name}" for name in params)), params)
 
 
 def findings_table(
