@@ -98,6 +98,15 @@ def test_a_duplicate_id_across_folders_is_refused(tmp_path: Path) -> None:
         Catalogue.load([tmp_path / "a", tmp_path / "b"], builtin=False)
 
 
+def test_a_check_with_a_built_in_id_says_how_to_replace_the_built_in(tmp_path: Path) -> None:
+    write_check(tmp_path / "mine", "RES001", id="RES001")
+    with pytest.raises(CheckDefinitionError) as raised:
+        Catalogue.load([tmp_path / "mine"])
+    message = str(raised.value)
+    assert "RES001 is a built-in check" in message
+    assert "an id of its own" in message and '`[audit] skip = ["RES001"]`' in message
+
+
 def test_a_missing_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CheckDefinitionError, match="does not exist"):
         Catalogue.load([tmp_path / "nope"], builtin=False)

@@ -287,12 +287,21 @@ def discover_checks(folders: Iterable[Path], *, where: str | None = None) -> lis
         for path in paths:
             spec = CheckSpec.load(path)
             if spec.id in found:
-                raise CheckDefinitionError(
-                    f"{path}: check {spec.id} is also defined in {found[spec.id].path}; "
-                    "rename one (ids are unique) or remove it"
-                )
+                raise CheckDefinitionError(_duplicate(path, spec.id, found[spec.id].path))
             found[spec.id] = spec
     return sorted(found.values(), key=lambda s: s.id)
+
+
+def _duplicate(path: Path, check_id: str, first: Path) -> str:
+    """Why a second file with ``check_id`` is refused, and what to do (a built-in check is
+    replaced by leaving it out and giving yours an id of its own)."""
+    if first.is_relative_to(BUILTIN_CHECKS):
+        return (
+            f"{path}: {check_id} is a built-in check ({first}); to replace it, give yours "
+            f"an id of its own (its `-- id:` line and file name) and leave the built-in out "
+            f'with `[audit] skip = ["{check_id}"]`'
+        )
+    return f"{path}: check {check_id} is also defined in {first}; rename one (ids are unique)"
 
 
 def _require_folder(folder: Path, where: str | None) -> None:
