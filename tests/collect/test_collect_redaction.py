@@ -95,6 +95,17 @@ def test_a_short_key_is_refused() -> None:
             True,
         ),
         (f"https://ci.example.com/hooks/{UUID}", "https://ci.example.com/hooks/***", True),
+        # Zapier's secret is its short account and hook ids: masked on that host only
+        (
+            "https://hooks.zapier.com/hooks/catch/123456/abcdef1/",
+            "https://hooks.zapier.com/hooks/catch/***/***/",
+            True,
+        ),
+        (
+            "https://ci.example.com/hooks/catch/123456/abcdef1/",
+            "https://ci.example.com/hooks/catch/123456/abcdef1/",
+            False,
+        ),
         # harmless paths stay whole, short ids included
         ("https://ci.example.com/api/v1/notify", "https://ci.example.com/api/v1/notify", False),
         (

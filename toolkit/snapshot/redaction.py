@@ -180,6 +180,20 @@ def _read_key_file(path: Path) -> bytes:
     return key.encode("ascii")
 
 
+# Webhook services whose path ids are secrets too short for is_token(): host, and the route
+# after which every path segment is masked.
+_SECRET_PATHS = {"hooks.zapier.com": ("hooks", "catch")}
+
+
+def _secret_path_start(host: str, segments: list[str]) -> int:
+    """The index of the first path segment that is a secret on a known webhook service
+    (``segments`` as ``path.split("/")``, so index 0 is empty); past the end otherwise."""
+    route = _SECRET_PATHS.get(host.lower().rstrip("."))
+    if route and tuple(s.lower() for s in segments[1 : 1 + len(route)]) == route:
+        return 1 + len(route)
+    return len(segments)
+
+
 @dataclass(frozen=True, slots=True)
 class RedactedUrl:
     """A URL safe to store, with the facts audits need about what was removed."""
@@ -199,7 +213,9 @@ def redact_url(url: str, *, mask_path: bool = True) -> RedactedUrl:
     tokens are written with (letters, digits, ``._~:@=+%-``) and is not a plain lower-case
     word such as ``deployment-notifications``: the Slack secret, the Discord token, the Teams
     connector ids and a ``/hooks/<uuid>`` all are; ``/api/v1/notify`` or a Slack ``T0123ABCD``
-    team id are not. ``mask_path=False`` keeps the whole path (a repository URL).
+    team id are not. Where a known webhook service puts a short secret in the path (Zapier's
+    ``/hooks/catch/<account>/<hook>/``), every segment after its route is masked.
+    ``mask_path=False`` keeps the whole path (a repository URL).
 
     ``has_credentials`` is true when the URL carried userinfo, a path token, a bare query
     value that looks like a token, or a non-empty query value whose name has a credential
@@ -226,7 +242,11 @@ def redact_url(url: str, *, mask_path: bool = True) -> RedactedUrl:
         netloc += f":{port}"
     segments = parts.path.split("/")
     if mask_path:
-        segments = [MASK if is_token(segment) else segment for segment in segments]
+        secret_from = _secret_path_start(host, segments)
+        segments = [
+            MASK if (n >= secret_from and segment) or is_token(segment) else segment
+            for n, segment in enumerate(segments)
+        ]
     masked = "&".join(f"{_query_name(name, value)}={MASK}" for name, value in query)
     text = f"{parts.scheme}://{netloc}{'/'.join(segments)}"
     if masked:
