@@ -301,7 +301,7 @@ def run_checks(
     extra = sorted(set(observe) - set(ids))
     observed = snapshot_filter(con, [*ids, *extra], _OBSERVED_TABLE) if extra else kept
     judged = snapshot_filter(con, list(keep[:1]), _JUDGED_TABLE)
-    described = f"({judged} or (status = 'alarm' and {kept}))"
+    described = _described(judged, kept)
     last = dict(last_observed or {})
     earlier = {  # predicates for the snapshots that last observed a blind check's findings
         snapshot_id: snapshot_filter(con, [snapshot_id], f"{_LAST_OBSERVED_TABLE}_{n}")
@@ -324,7 +324,7 @@ def run_checks(
             filters = (kept, observed, described)
             if spec.id in last:
                 also = earlier[last[spec.id]]
-                text = f"({judged} or (status = 'alarm' and ({kept} or {also})))"
+                text = _described(judged, f"({kept} or {also})")
                 done = _check_rows(
                     cursor, spec, overrides, [*ids, last[spec.id]], (kept, observed, text)
                 )
@@ -349,6 +349,12 @@ def run_checks(
     status = [STATUS_SCHEMA.empty_table(), *(rows for rows, _, _ in done)]
     details = [ROW_SCHEMA.empty_table(), *(rows for _, rows, _ in done)]
     return CheckRows(pa.concat_tables(status), pa.concat_tables(details))
+
+
+def _described(judged: str, alarms_of: str) -> str:
+    """The predicate for the check rows whose reason and evidence are built: every row of
+    the ``judged`` snapshot, and the alarms of the snapshots ``alarms_of`` selects."""
+    return f"({judged} or (status = 'alarm' and {alarms_of}))"
 
 
 def _check_rows(
