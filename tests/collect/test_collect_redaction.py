@@ -205,6 +205,10 @@ def test_no_webhook_finding_echoes_the_stored_path(check_id: str) -> None:
         ("./server --password hunter2 --port 80 -v", "./server --password *** --port 80 -v"),
         ("gunicorn --api-key=abc app:app", "gunicorn --api-key=*** app:app"),
         (
+            "java -Dpassword=a1 -Dfile.encoding=UTF-8 -jar a.jar --spring.datasource.password a2",
+            "java -Dpassword=*** -Dfile.encoding=UTF-8 -jar a.jar --spring.datasource.password ***",
+        ),
+        (
             "error: dial tcp 10.0.0.7:5432 at 10:32:01; exit code: 137; see https://h:8443/x",
             "error: dial tcp 10.0.0.7:5432 at 10:32:01; exit code: 137; see https://h:8443/x",
         ),

@@ -90,10 +90,12 @@ _WORD_SEGMENT = re.compile(r"[a-z]+([._-][a-z]+)*")
 _USERINFO = re.compile(r"(?<=://)[^/\s]+@")
 _AUTH_SCHEME = re.compile(r"\b(?P<scheme>Bearer|Basic) +(?P<value>[A-Za-z0-9._~+/=-]{8,})")
 _PAIR = re.compile(
-    r"(?P<lead>[?&;]|\b)(?P<name>[A-Za-z][A-Za-z0-9_.-]*)"
+    r"(?P<lead>[?&;]|(?<![\w-])-D|\b)(?P<name>[A-Za-z][A-Za-z0-9_.-]*)"  # -D: a Java property
     r"(?P<sep>=|[\"']?[ \t]*:[ \t]*[\"']?)(?!//)(?P<value>[^\s&;,'\"]+)"  # not a URL's ://
 )
-_FLAG = re.compile(r"(?P<flag>(?<![\w-])--?(?P<name>[A-Za-z][A-Za-z0-9_-]*)) +(?P<value>[^\s-]\S*)")
+_FLAG = re.compile(
+    r"(?P<flag>(?<![\w-])--?(?P<name>[A-Za-z][A-Za-z0-9_.-]*)) +(?P<value>[^\s-]\S*)"
+)
 
 
 class Fingerprinter:
