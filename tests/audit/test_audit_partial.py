@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pytest
-from engine_world import engine_catalogue, history, service_id
+from engine_world import engine_catalogue, history, service_id, write_store
 
 from toolkit.audit import run_audit
 from toolkit.audit.scope import ENDPOINT_TABLES, blind_checks
@@ -17,6 +17,7 @@ from toolkit.snapshot import SNAPSHOT_TABLES
 
 if TYPE_CHECKING:
     from pathlib import Path
+
 
 IDS = fixture_snapshot_ids(4)
 
@@ -186,3 +187,31 @@ def test_a_resource_gone_after_a_partial_compared_snapshot_is_listed_resolved() 
     row = by_resource(result.findings).loc[service_id("open")]
     assert (row.state, row.status) == ("resolved", "absent")
     assert row.reason == "gone: Service open memory limit -1 MB."
+
+
+@pytest.mark.parametrize(("latest_only", "on_disk"), [(False, False), (True, False), (True, True)])
+def test_a_finding_last_observed_before_three_partial_snapshots_stays_listed(
+    latest_only: bool, on_disk: bool, tmp_path: Path
+) -> None:
+    # Days 2, 3 and 4 could not collect 'open'; it was last observed, in alarm, on day 1.
+    # A latest-only audit reads back to the complete snapshot before the compared one (a
+    # store's latest-only connection opens only the files of the snapshots it reads).
+    fixture = partial_day3("services.list")
+    _blind_services(fixture, 1)
+    _blind_services(fixture, 3)
+    source = write_store(tmp_path, fixture) if on_disk else fixture_connection(fixture)
+    ids = [s.snapshot_id for s in source.snapshots()] if on_disk else IDS
+    result = run_audit(
+        source,
+        checks=engine_catalogue(),
+        snapshot=ids[3],
+        compare_to=ids[2],
+        latest_only=latest_only,
+    )
+    row = by_resource(result.findings).loc[service_id("open")]
+    assert (row.state, row.status) == ("open", "unobserved")
+    assert row.reason == "not collected: Service open memory limit -1 MB."
+    assert row.last_seen == pd.Timestamp("2026-01-01", tz="UTC")
+    assert service_id("open") in set(result.failing("high").resource_id)
+    if latest_only:
+        assert list(result.read) == ids

@@ -127,8 +127,9 @@ def run_audit(
     ``checks`` defaults to the built-in ones plus the folders ``settings`` name, with the
     thresholds it sets. ``waivers`` (a file or parsed waivers) defaults to the configured
     file. ``latest_only`` reads only the judged and compared snapshots and the one before
-    each, so ``first_seen``, ``regressed`` and resolve times see only those, and a check that
-    says ``-- history: all`` judges from those snapshots alone (see docs/checks.md).
+    each (back to the complete snapshot before a partial compared one: :func:`_reach`), so
+    ``first_seen``, ``regressed`` and resolve times see only those, and a check that says
+    ``-- history: all`` judges from those snapshots alone (see docs/checks.md).
     Derived views that several checks read are computed once for the run (see
     :mod:`toolkit.audit.scope`); ``result.timings`` says where the time went.
     ``today`` decides which waivers have expired (default: today, UTC).
@@ -150,7 +151,7 @@ def run_audit(
         target, compare = select_snapshots(committed, snapshot, compare_to)
         timings: dict[str, float] = {"connect": time.perf_counter() - started}
         started = time.perf_counter()
-        window = _window(committed, target, compare) if latest_only else None
+        window = _reach(committed, target, compare) if latest_only else None
         ids = [s.snapshot_id for s in window] if window is not None else None
         partial = [
             s.snapshot_id
@@ -619,6 +620,24 @@ def _window(
     return sorted(chosen.values(), key=lambda s: s.seq)
 
 
+def _reach(
+    committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
+) -> list[SnapshotRef]:
+    """The snapshots a latest-only audit reads: :func:`_window`, and when the compared
+    snapshot is partial, every snapshot back to the complete one before it (and the one
+    before that, for lag checks). A check blind in the compared snapshot describes its open
+    findings by their alarm in the last snapshot that observed them (:func:`_last_observed`),
+    which may lie several partial snapshots back; at the latest a complete one observed it."""
+    window = _window(committed, target, compare)
+    if compare is None or compare.status != "partial":
+        return window
+    earlier = [s for s in committed if s.seq < compare.seq]
+    complete = [i for i, s in enumerate(earlier) if s.status == "complete"]
+    start = max(complete[-1] - 1, 0) if complete else 0
+    chosen = {s.snapshot_id: s for s in [*window, *earlier[start:]]}
+    return sorted(chosen.values(), key=lambda s: s.seq)
+
+
 def _split_window(
     committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
 ) -> list[str] | None:
@@ -667,7 +686,7 @@ def _connection(
     ]
     committed.sort(key=lambda s: s.seq)
     target, compare = select_snapshots(committed, snapshot, compare_to)
-    window = [s.snapshot_id for s in _window(committed, target, compare)]
+    window = [s.snapshot_id for s in _reach(committed, target, compare)]
     return connect(source, window, rows)
 
 
