@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -62,6 +63,7 @@ def _findings(rows: list[tuple[str, str, str, bool]]) -> pd.DataFrame:
                 "resource_id": f"svc-{i}", "resource_name": f"api-{i}", "team_name": "core",
                 "project_name": "shop", "environment_name": "prod",
                 "reason": "DATABASE_URL value CANARY123", "evidence": '{"value": "CANARY123"}',
+                "waiver_status": None, "waiver_owner": None, "waiver_expires": None,
             }
             for i, (check, severity, state, waived) in enumerate(rows)
         ]
@@ -91,6 +93,48 @@ def test_payload_lists_new_findings_at_or_above_the_severity() -> None:
     assert {b["type"] for b in payload["blocks"]} >= {"header", "section"}
     none_new = _findings([("BAK001", "critical", "open", False)])
     assert build_payload(none_new, min_severity="low", store="s", snapshot_id="x") is None
+
+
+def test_payload_names_open_findings_whose_waiver_ended_since_the_compared_snapshot() -> None:
+    frame = _findings(
+        [
+            ("SEC001", "critical", "open", False),  # its waiver ended on the 20th
+            ("SEC002", "critical", "open", False),  # ended on the 10th: told back then
+            ("SEC003", "critical", "open", True),  # still waived
+            ("VOL001", "medium", "open", False),  # ended on the 20th, but below
+            ("RES001", "high", "new", False),
+        ]
+    )
+    ends = ["2026-11-20", "2026-11-10", "2026-12-31", "2026-11-20", None]
+    frame["waiver_expires"] = [date.fromisoformat(e) if e else None for e in ends]
+    frame["waiver_status"] = ["expired", "expired", "active", "expired", None]
+    frame["waiver_owner"] = ["sec <team>", "sec", "sec", "ops", None]
+    payload = build_payload(
+        frame,
+        min_severity="high",
+        store="s",
+        snapshot_id="x",
+        waivers_ended_since=date(2026, 11, 20),
+    )
+    assert payload is not None
+    assert payload["text"].startswith(
+        "platform-audit: 1 new finding and 1 finding whose waiver ended at or above high "
+        "(1 critical, 1 high)"
+    )
+    body = json.dumps(payload)
+    assert "SEC001" in body and "RES001" in body
+    assert not any(c in body for c in ("SEC002", "SEC003", "VOL001"))
+    assert "[open, waiver by sec &lt;team&gt; ended 2026-11-20]" in body
+    # Without a compared snapshot (a first run) only new findings count.
+    first = build_payload(frame, min_severity="high", store="s", snapshot_id="x")
+    assert first is not None and "SEC001" not in json.dumps(first)
+    assert build_payload(
+        frame,
+        min_severity="high",
+        store="s",
+        snapshot_id="x",
+        waivers_ended_since=date(2026, 11, 21),
+    )["text"].startswith("platform-audit: 1 new finding at or above high")
 
 
 def test_post_retries_5xx_and_429_then_succeeds(hook: str) -> None:

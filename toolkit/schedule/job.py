@@ -233,6 +233,7 @@ def _notify(settings: Settings, result: AuditResult, outcome: RunOutcome) -> Non
         min_severity=notify.min_severity,
         store=settings.store_url,
         snapshot_id=result.target.snapshot_id,
+        waivers_ended_since=result.compare.snapshot_at.date() if result.compare else None,
     )
     if payload is None:
         outcome.fields["notification"] = "nothing new to send"

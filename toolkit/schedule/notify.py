@@ -1,12 +1,15 @@
 """Tell a chat channel about new findings: a Slack-compatible JSON summary POSTed to a webhook.
 
-Only new and regressed, unwaived findings at or above ``[notify] min_severity`` are sent.
+Only unwaived findings at or above ``[notify] min_severity`` are sent: new and regressed
+ones, and open ones whose waiver ended since the compared snapshot (an old finding the waiver
+hid is news the day it ends, and no other run tells anyone: it is neither new nor regressed).
 The payload names checks, severities and resources (ids and names are not secret); it never
 carries a finding's reason or evidence, a variable value (the store holds none), a token,
 or the webhook URL, which is itself a credential and is never logged either::
 
     payload = build_payload(result.findings, min_severity="high", store="data/store",
-                            snapshot_id=result.target.snapshot_id)
+                            snapshot_id=result.target.snapshot_id,
+                            waivers_ended_since=result.compare.snapshot_at.date())
     if payload is not None:
         post_payload(url, payload, max_attempts=4)
 """
@@ -16,18 +19,17 @@ from __future__ import annotations
 import email.utils
 import logging
 import time
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import pandas as pd
 
 from toolkit.audit.check_file import SEVERITIES
 from toolkit.audit.findings import WORSENED
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
-
-    import pandas as pd
 
 __all__ = ["NotifyError", "build_payload", "new_findings", "post_payload"]
 
@@ -41,11 +43,18 @@ class NotifyError(Exception):
     """The webhook refused the summary or could not be reached (no URL in the message)."""
 
 
-def new_findings(findings: pd.DataFrame, min_severity: str) -> pd.DataFrame:
-    """Unwaived findings that are new or regressed, at or above ``min_severity``."""
+def new_findings(
+    findings: pd.DataFrame, min_severity: str, waivers_ended_since: date | None = None
+) -> pd.DataFrame:
+    """Unwaived findings at or above ``min_severity`` that are new or regressed, or open with
+    a waiver that ended on or after ``waivers_ended_since`` (the day of the compared
+    snapshot: the waiver still hid the finding then). Most severe first."""
     wanted = SEVERITIES[: SEVERITIES.index(min_severity) + 1]
-    mask = findings.state.isin(WORSENED) & ~findings.waived.astype(bool)
-    chosen = findings[mask & findings.severity.isin(wanted)]
+    mask = findings.state.isin(WORSENED)
+    if waivers_ended_since is not None and "waiver_expires" in findings:
+        ended = findings.waiver_status.eq("expired") & findings.state.eq("open")
+        mask |= ended & (pd.to_datetime(findings.waiver_expires).dt.date >= waivers_ended_since)
+    chosen = findings[mask & ~findings.waived.astype(bool) & findings.severity.isin(wanted)]
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return chosen.sort_values(
         by=["severity", "check_id"], key=lambda c: c.map(order) if c.name == "severity" else c
@@ -53,17 +62,27 @@ def new_findings(findings: pd.DataFrame, min_severity: str) -> pd.DataFrame:
 
 
 def build_payload(
-    findings: pd.DataFrame, *, min_severity: str, store: str, snapshot_id: str
+    findings: pd.DataFrame,
+    *,
+    min_severity: str,
+    store: str,
+    snapshot_id: str,
+    waivers_ended_since: date | None = None,
 ) -> dict[str, Any] | None:
-    """The Slack-compatible message (``text`` plus ``blocks``), or None when nothing is new."""
-    chosen = new_findings(findings, min_severity)
+    """The Slack-compatible message (``text`` plus ``blocks``), or None when nothing is new
+    (:func:`new_findings` says what is)."""
+    chosen = new_findings(findings, min_severity, waivers_ended_since)
     if chosen.empty:
         return None
     counts = chosen.severity.value_counts()
     by_severity = ", ".join(f"{int(counts[s])} {s}" for s in SEVERITIES if s in counts.index)
-    plural = "s" if len(chosen) != 1 else ""
+    ended = int((chosen.state == "open").sum())
+    new = len(chosen) - ended
+    what = [f"{new} new finding{'s' if new != 1 else ''}"] if new else []
+    if ended:
+        what.append(f"{ended} finding{'s' if ended != 1 else ''} whose waiver ended")
     text = (
-        f"platform-audit: {len(chosen)} new finding{plural} at or above {min_severity} "
+        f"platform-audit: {' and '.join(what)} at or above {min_severity} "
         f"({by_severity}) in snapshot {snapshot_id} of store {store}"
     )
     lines = [_line(row) for row in chosen.head(_MAX_LINES).to_dict("records")]
@@ -87,9 +106,13 @@ def _line(row: Mapping[Hashable, Any]) -> str:
     )
     name = row.get("resource_name") or row.get("resource_id") or "?"
     where = f" ({_escape(scope)})" if scope else ""
+    state = row["state"]
+    if state == "open":  # chosen because its waiver ended (new_findings)
+        ended = pd.Timestamp(row["waiver_expires"]).date().isoformat()
+        state = f"open, waiver by {_escape(str(row['waiver_owner']))} ended {ended}"
     return (
         f"• *{row['severity']}* `{row['check_id']}` {_escape(str(row['title']))}: "
-        f"{row['resource_type']} *{_escape(str(name))}*{where} [{row['state']}]"
+        f"{row['resource_type']} *{_escape(str(name))}*{where} [{state}]"
     )
 
 
