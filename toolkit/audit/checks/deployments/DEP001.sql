@@ -8,15 +8,18 @@
 with judged as (  -- narrow rows (names are joined at the end)
     select
         s.snapshot_id, s.id, n.seq, n.snapshot_at as taken_at,
-        coalesce(h.health = 'crashing' or s.current_deployment_status = 'crashing', false)
-            as crashing
+        -- unknown (null) without a health reading: a failed call is no recovery
+        case
+            when h.health = 'crashing' or s.current_deployment_status = 'crashing' then true
+            when h.service_id is not null then false
+        end as crashing
     from services as s
     join snapshots as n using (snapshot_id)
     left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
 ),
 state as (  -- only services that ever crash need their history sorted: whole partitions
     select *,
-        lag(crashing) over w as was_crashing,
+        lag(crashing ignore nulls) over w as was_crashing,  -- the last known state
         -- the configuration a crash is compared with: two snapshots back, else one
         coalesce(lag(snapshot_id, 2) over w, lag(snapshot_id) over w) as base_snapshot_id
     from judged
@@ -74,3 +77,4 @@ from judged as s
 join services as v on v.snapshot_id = s.snapshot_id and v.id = s.id
 left join streaks as k on k.snapshot_id = s.snapshot_id and k.id = s.id
 left join changes as b on b.id = s.id and b.seq = k.start_seq and s.crashing
+where s.crashing is not null  -- not judged without a health reading
