@@ -490,7 +490,8 @@ def _res005(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
 
 def _load_rep003(store: Store) -> dict[str, pd.DataFrame]:
     replicas = _read(store, "replicas", ["snapshot_id", "service_id", "team_id", "project_id",
-                                         "environment_id", "restart_count"])  # fmt: skip
+                                         "environment_id", "runtime_name", "pod_created_at",
+                                         "restart_count"])  # fmt: skip
     services = _read(store, "services", ["snapshot_id", "id", "name"])
     snapshots = store._snapshot_rows().to_pandas()
     committed = snapshots[snapshots["status"].isin(["complete", "partial"])]
@@ -500,36 +501,61 @@ def _load_rep003(store: Store) -> dict[str, pd.DataFrame]:
 
 def _rep003(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
     min_increase = spec.params["min_increase"].default
-    r = frames["replicas"].assign(restart_count=lambda f: f["restart_count"].fillna(0))
-    grouped = r.groupby(["snapshot_id", "service_id"], as_index=False, sort=False).agg(
-        team_id=("team_id", "first"), project_id=("project_id", "first"),
-        environment_id=("environment_id", "first"), pods=("restart_count", "size"),
-        restarts=("restart_count", "sum"),
-    )  # fmt: skip
     seqs = frames["snapshots"].sort_values("seq")
     seqs = seqs.assign(previous_seq=seqs["seq"].shift(), previous_at=seqs["snapshot_at"].shift())
-    h = grouped.merge(seqs, on="snapshot_id").sort_values(["service_id", "seq"])
+    # each replica's count at the previous snapshot, if it was there and not created again
+    r = frames["replicas"].merge(seqs, on="snapshot_id")
+    r = r.sort_values(["service_id", "runtime_name", "seq"], ignore_index=True)
+    by_pod = r.groupby(["service_id", "runtime_name"], sort=False)
+    created_then = by_pod["pod_created_at"].shift()
+    same_pod = (
+        (created_then == r["pod_created_at"]) | created_then.isna() | r["pod_created_at"].isna()
+    )
+    kept = (by_pod["seq"].shift() == r["previous_seq"]) & same_pod
+    count, then = r["restart_count"], by_pod["restart_count"].shift()
+    # counted as a counter: new since the previous snapshot, or reset, counts from zero
+    fresh = (~kept | (count < then)).fillna(False).astype(bool)
+    r["increase"] = count.where(fresh, count - then)
+    r["fresh"] = fresh
+    h = r.groupby(["snapshot_id", "service_id"], as_index=False, sort=False).agg(
+        team_id=("team_id", "first"), project_id=("project_id", "first"),
+        environment_id=("environment_id", "first"), seq=("seq", "first"),
+        previous_seq=("previous_seq", "first"), previous_at=("previous_at", "first"),
+        pods=("restart_count", "size"), restarts=("restart_count", "sum"),
+        reported=("restart_count", "count"), increase=("increase", "sum"),
+        increases=("increase", "count"), fresh=("fresh", "sum"),
+    )  # fmt: skip
+    # SQL's sum of nulls only is null (pandas': 0)
+    h["restarts"] = h["restarts"].where(h.pop("reported") > 0)
+    h["increase"] = h["increase"].where(h.pop("increases") > 0)
+    h = h.sort_values(["service_id", "seq"])
     by_service = h.groupby("service_id", sort=False)
     # the count at the previous snapshot: none when the service had no replicas there
     counted = (by_service["seq"].shift() == h["previous_seq"]).fillna(False).astype(bool)
     h["previous"] = by_service["restarts"].shift().where(counted).astype("Int64")
     names = frames["services"].rename(columns={"id": "service_id"})
     h = h.merge(names, on=["snapshot_id", "service_id"], how="left")
-    increase = h["restarts"] - h["previous"]
-    alarm = (increase >= min_increase).fillna(False).astype(bool)
+    alarm = (h["previous"].notna() & (h["increase"] >= min_increase)).fillna(False).astype(bool)
     name = h["name"].fillna(h["service_id"])
-    when = " at the previous snapshot (" + h["previous_at"].dt.strftime("%Y-%m-%d %H:%M UTC") + ")"
-    more = _text(increase, "") + " more than" + when
-    detail = more.where((h["restarts"] >= h["previous"]).fillna(True).astype(bool),
-                        "reset from " + _text(h["previous"], ""))  # fmt: skip
-    detail = detail.where(h["previous"].notna(), "none counted" + when)
+    at = h["previous_at"].dt.strftime("%Y-%m-%d %H:%M UTC")
+    since = (_text(h["increase"], "an unknown number") + " since the previous snapshot (" + at
+             + ", when it had " + _text(h["previous"], "") + ")"
+             + (", counting " + _text(h["fresh"], "") + " replica(s) new or reset since then"
+                " from zero").where(h["fresh"] > 0, ""))  # fmt: skip
+    detail = since.where(
+        h["previous"].notna(), "none counted at the previous snapshot (" + at + ")"
+    )
     detail = detail.where(h["previous_seq"].notna(), "its first count")
     reason = ("Service " + name + " has " + _text(h["restarts"], "") + " restarts (replicas: "
               + _text(h["pods"], "") + "), " + detail + ".")  # fmt: skip
+    reason = reason.where(
+        h["restarts"].notna(),
+        "Service " + name + " reports no restart count (replicas: " + _text(h["pods"], "") + ").",
+    )
     evidence = _json({
-        "restarts": h["restarts"], "previous": h["previous"],
+        "restarts": h["restarts"], "previous": h["previous"], "increase": h["increase"],
         "previous_at": h["previous_at"].dt.strftime("%Y-%m-%d %H:%M:%S+00"),
-        "pods": h["pods"], "min_increase": min_increase,
+        "pods": h["pods"], "new_or_reset": h["fresh"], "min_increase": min_increase,
     })  # fmt: skip
     return pd.DataFrame({
         "snapshot_id": h["snapshot_id"], "resource_type": "service", "resource_id": h["service_id"],

@@ -5,28 +5,47 @@
 -- risk: Replicas that keep restarting drop requests on every restart and hide a crash or an OOM that will get worse under load.
 -- remediation: Read the replica events and logs for why the containers exit, and fix the cause.
 -- history: previous
--- param: min_increase = 5 | restarts added since the previous snapshot that raise an alarm
-with restarts as (
-    -- owner ids from the replicas themselves (their any_value costs): replicas are listed
-    -- per environment by default, so a snapshot may hold replicas of a service its services
-    -- list lacks (created in between, or that list failed); ids from services would be null
-    select
-        snapshot_id, service_id, any_value(team_id) as team_id,
-        any_value(project_id) as project_id, any_value(environment_id) as environment_id,
-        count(*) as pods, sum(coalesce(restart_count, 0)) as restarts
-    from replicas
-    group by snapshot_id, service_id
-),
-seqs as (  -- each committed snapshot and the one before it
+-- param: min_increase = 5 | restarts since the previous snapshot that raise an alarm
+with seqs as (  -- each committed snapshot and the one before it
     select snapshot_id, seq, lag(seq) over (order by seq) as previous_seq,
         lag(snapshot_at) over (order by seq) as previous_at
     from snapshots where status in ('complete', 'partial')
 ),
+pods as (  -- each replica's count and, if it was there at the previous snapshot, its count then
+    select r.snapshot_id, r.service_id, r.team_id, r.project_id, r.environment_id,
+        r.restart_count, s.seq, s.previous_seq, s.previous_at,
+        -- the same replica: listed at the previous snapshot under its name, not created again
+        lag(s.seq) over w = s.previous_seq
+            and coalesce(lag(r.pod_created_at) over w = r.pod_created_at, true) as kept,
+        lag(r.restart_count) over w as count_then
+    from replicas as r join seqs as s using (snapshot_id)
+    window w as (partition by r.service_id, r.runtime_name order by s.seq)
+),
+restarts as (
+    -- Restarts since the previous snapshot, counted per replica as a counter: a replica new
+    -- since then, or whose count went down (reset), restarted as often as it counts now. A
+    -- service-wide sum would hide one replica rising while another is replaced. Owner ids come
+    -- from the replicas themselves: a snapshot may hold replicas of a service its services
+    -- list lacks (created in between, or that list failed).
+    select
+        snapshot_id, service_id, any_value(team_id) as team_id,
+        any_value(project_id) as project_id, any_value(environment_id) as environment_id,
+        any_value(seq) as seq, any_value(previous_seq) as previous_seq,
+        any_value(previous_at) as previous_at, count(*) as pods,
+        sum(restart_count) as restarts,  -- null when no replica reports a count
+        sum(case
+            when not coalesce(kept, false) or restart_count < count_then then restart_count
+            else restart_count - count_then  -- null when the count then is unknown
+        end) as increase,
+        count(*) filter (where not coalesce(kept, false) or restart_count < count_then)
+            as fresh
+    from pods
+    group by snapshot_id, service_id
+),
 history as (  -- the service's count at the previous snapshot: none if it had no replicas there
-    select r.*, s.previous_seq, s.previous_at,
-        if(lag(s.seq) over w = s.previous_seq, lag(r.restarts) over w, null) as previous
-    from restarts as r join seqs as s using (snapshot_id)
-    window w as (partition by r.service_id order by s.seq)
+    select *, if(lag(seq) over w = previous_seq, lag(restarts) over w, null) as previous
+    from restarts
+    window w as (partition by service_id order by seq)
 ),
 times as (  -- each snapshot time formatted once, not once per row
     select distinct snapshot_at, strftime(snapshot_at, '%Y-%m-%d %H:%M UTC') as text,
@@ -38,18 +57,22 @@ times as (  -- each snapshot time formatted once, not once per row
 select
     h.snapshot_id, 'service' as resource_type, h.service_id as resource_id,
     s.name as resource_name, h.team_id, h.project_id, h.environment_id, h.service_id,
-    case when h.restarts - h.previous >= $min_increase then 'alarm' else 'ok' end as status,
-    concat('Service ', coalesce(s.name, h.service_id), ' has ', h.restarts, ' restarts (replicas: ',
-        h.pods, '), ', case
+    case when h.previous is not null and h.increase >= $min_increase then 'alarm' else 'ok' end
+        as status,
+    concat('Service ', coalesce(s.name, h.service_id), case
+        when h.restarts is null then concat(' reports no restart count (replicas: ', h.pods, ').')
+        else concat(' has ', h.restarts, ' restarts (replicas: ', h.pods, '), ', case
             when h.previous_seq is null then 'its first count'
             when h.previous is null then concat('none counted at the previous snapshot (',
                 t.text, ')')
-            when h.restarts < h.previous then concat('reset from ', h.previous)
-            else concat(h.restarts - h.previous, ' more than at the previous snapshot (',
-                t.text, ')')
-        end, '.') as reason,
-    to_json(struct_pack(h.restarts, h.previous, previous_at := t.json, h.pods,
-        min_increase := $min_increase)) as evidence
+            else concat(coalesce(h.increase::varchar, 'an unknown number'),
+                ' since the previous snapshot (', t.text, ', when it had ', h.previous, ')',
+                if(h.fresh > 0, concat(', counting ', h.fresh, ' replica(s) new or reset since',
+                    ' then from zero'), ''))
+        end, '.')
+    end) as reason,
+    to_json(struct_pack(h.restarts, h.previous, h.increase, previous_at := t.json, h.pods,
+        new_or_reset := h.fresh, min_increase := $min_increase)) as evidence
 from history as h
 left join services as s on s.snapshot_id = h.snapshot_id and s.id = h.service_id
 left join times as t on t.snapshot_at = h.previous_at
