@@ -59,6 +59,8 @@ def test_check_fixture(path: Path) -> None:
             if r["snapshot_id"] == last and r["status"] == "alarm"
         ]  # fmt: skip
         assert reasons and all(fixture["expect_reason_contains"] in r for r in reasons), reasons
+    unjudged = set(fixture.get("expect_no_row", []))  # resources the check cannot judge
+    assert not unjudged & {r["resource_id"] for r in result.to_pylist() if r["snapshot_id"] == last}
     for hidden in fixture.get("expect_text_excludes", []):  # a secret no row may show
         texts = [f"{r['reason']} {r['evidence']}" for r in result.to_pylist()]
         assert not [t for t in texts if hidden in t], hidden

@@ -2,14 +2,13 @@
 -- over the inventory (all_resources). access = 'all' reaches every resource of the
 -- snapshot; access = 'limited' reaches the listed resources and everything below them,
 -- and their ancestors for navigation only (navigable_only: listed, nothing more). A
--- credential whose role or access is unknown reaches nothing here; KEY008 reports it.
+-- credential whose role or scope is unknown reaches nothing here (credential_known).
 -- Its expansion costs far more than its rows, so an audit computes it once:
 -- materialize: shared
 create or replace view credential_reach as
 with known as (
     select snapshot_id, snapshot_at, name as credential_name, key_id, role, access
-    from credentials
-    where role in ('viewer', 'editor', 'admin') and access in ('all', 'limited')
+    from credential_known where known
 ),
 inventory as materialized (  -- every branch below reads it: computed once
     select * from all_resources

@@ -8,7 +8,8 @@
 -- counted per key before joining: the listed resources joined to every reached one would
 -- multiply rows; the reason and the evidence show the same distinct count.
 with keys as (
-    select distinct snapshot_id, name, access, role
+    select distinct snapshot_id, name, access, role,
+        coalesce(role in ('viewer', 'editor', 'admin'), false) as role_known
     from credentials
     where access in ('all', 'limited')
 ),
@@ -30,11 +31,15 @@ select
     case when c.access = 'all' then 'alarm' else 'ok' end as status,
     case when c.access = 'all'
         then 'Key ' || c.name || ' (' || coalesce(c.role, 'unknown role')
-            || ') has access to all its creator can reach: '
-            || coalesce(r.reached, 0) || ' resources in this snapshot.'
+            || ') has access to all its creator can reach'
+            || case when c.role_known then ': ' || coalesce(r.reached, 0) || ' resources in this snapshot.'
+                -- credential_reach expands no key of unknown role: its count would read 0
+                else '; its role is unknown, so the resources it reaches are not counted (see KEY008).'
+            end
         else 'Key ' || c.name || ' is limited to ' || coalesce(l.listed, 0) || ' listed resource(s).'
     end as reason,
-    to_json(struct_pack(access := c.access, role := c.role, reached := coalesce(r.reached, 0),
+    to_json(struct_pack(access := c.access, role := c.role,
+        reached := case when c.role_known then coalesce(r.reached, 0) end,
         listed := coalesce(l.listed, 0))) as evidence
 from keys c
 left join reach r on r.snapshot_id = c.snapshot_id and r.credential_name = c.name

@@ -2,30 +2,58 @@
 -- title: Key can read protected credentials
 -- severity: high
 -- area: key-scope
--- risk: A key that reads variable values of services with protected variables (database passwords, connection URLs) holds those credentials as well.
--- remediation: Use a viewer key where values are not needed, or limit the key to services without protected variables.
+-- risk: A key that reads variable values of services with protected variables (database passwords, connection URLs), or of variables referencing them, holds those credentials as well.
+-- remediation: Use a viewer key where values are not needed, or limit the key to services without protected variables and without references to them.
 -- history: snapshot
-with guarded as (
-    select snapshot_id, id, len(protected_variables) as protected
+with protected as (
+    select distinct snapshot_id, id as service_id, unnest(protected_variables) as name
     from services where len(protected_variables) > 0
+),
+readable as (  -- owners (team, project, environment, service) whose values the key reads
+    select snapshot_id, credential_name, resource_type, resource_id
+    from credential_reach where can_read_values
+),
+exposed as (
+    select r.snapshot_id, r.credential_name, p.service_id, p.name, false as by_reference
+    from readable r join protected p on p.snapshot_id = r.snapshot_id
+        and r.resource_type = 'service' and p.service_id = r.resource_id
+    union all
+    -- a value read also returns each reference's resolved value (platform-api 2.8), so a
+    -- readable ${{service.<id>.KEY}} hands over that service's protected KEY; one level is
+    -- enough, as the spec says nothing of references chaining
+    select r.snapshot_id, r.credential_name, p.service_id, p.name, true
+    from variable_references v
+    join readable r on r.snapshot_id = v.snapshot_id and r.resource_type = v.level
+        and r.resource_id = coalesce(v.service_id, v.environment_id, v.project_id, v.team_id)
+    join protected p on p.snapshot_id = v.snapshot_id and p.service_id = v.source_id
+        and p.name = v.key
+    where v.source_type = 'service' and v.resolved is distinct from false  -- unresolved: no value
+),
+per_key as (  -- each protected variable once, "by reference" only when not readable directly
+    select snapshot_id, credential_name, count(*) as protected,
+        count(*) filter (where by_reference) as by_reference,
+        list_sort(list(distinct service_id)) as services
+    from (select snapshot_id, credential_name, service_id, name,
+            bool_and(by_reference) as by_reference
+        from exposed group by all)
+    group by all
 )
 select
     c.snapshot_id, 'credential' as resource_type, c.name as resource_id, c.name as resource_name,
     null::varchar as team_id, null::varchar as project_id, null::varchar as environment_id,
     null::varchar as service_id,
-    case when count(g.id) > 0 then 'alarm' else 'ok' end as status,
-    case when count(g.id) > 0
-        then 'Key ' || c.name || ' (' || c.role || ') can read the values of ' || sum(g.protected)
-            || ' protected variable(s) in ' || count(g.id) || ' service(s).'
+    case when k.protected > 0 then 'alarm' else 'ok' end as status,
+    case when k.protected > 0
+        then 'Key ' || c.name || ' (' || c.role || ') can read the values of ' || k.protected
+            || ' protected variable(s) in ' || len(k.services) || ' service(s)'
+            || case when k.by_reference > 0 then ', ' || k.by_reference
+                || ' of them through a reference in a variable it can read.' else '.' end
         else 'Key ' || c.name || ' (' || c.role || ') can read no protected variable.'
     end as reason,
-    to_json(struct_pack(role := c.role, service_count := count(g.id),
-        services := coalesce(list(r.resource_id order by r.resource_id)
-            filter (where g.id is not null), [])[1:20])) as evidence
-from credentials c
-left join credential_reach r
-    on r.snapshot_id = c.snapshot_id and r.credential_name = c.name
-    and r.resource_type = 'service' and r.can_read_values
-left join guarded g on g.snapshot_id = r.snapshot_id and g.id = r.resource_id
-where c.role in ('viewer', 'editor', 'admin') and c.access in ('all', 'limited')
-group by 1, 2, 3, 4, 5, 6, 7, 8, c.role
+    to_json(struct_pack(role := c.role, service_count := coalesce(len(k.services), 0),
+        services := coalesce(k.services, [])[1:20],
+        through_reference := coalesce(k.by_reference, 0))) as evidence
+from credential_known c
+left join per_key k on k.snapshot_id = c.snapshot_id and k.credential_name = c.name
+-- a key whose role or scope is unknown may read anything: no row here (KEY008 reports it)
+where c.known

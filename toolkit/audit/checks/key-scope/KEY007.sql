@@ -9,11 +9,8 @@ with seqs as (
     select snapshot_id, lag(snapshot_id) over (order by seq) as prev_id
     from snapshots where status in ('complete', 'partial')
 ),
-readable as (  -- role and scope known (KEY008's test): only then does its reach mean anything
-    select snapshot_id, name, coalesce(role in ('viewer', 'editor', 'admin') and (access = 'all'
-        or (access = 'limited' and exists (select 1 from credential_resources cr
-            where cr.snapshot_id = c.snapshot_id and cr.credential_name = c.name))), false) as known
-    from credentials c
+readable as (  -- role and scope known: only then does its reach mean anything
+    select snapshot_id, name, known from credential_known
 ),
 pairs as (
     select c.snapshot_id, c.name, c.role, c.access, s.prev_id, p.name is not null as was_there,

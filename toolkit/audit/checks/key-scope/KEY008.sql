@@ -5,19 +5,12 @@
 -- risk: A credential whose role, scope, expiry or last use could not be read escapes the other key-scope checks: it may reach anything, never expire or lie unused unnoticed.
 -- remediation: Read the problems listed, check the credential in the platform's API key settings, and fix or remove it from the configuration.
 -- history: snapshot
-with counted as (
-    select c.*, (select count(*) from credential_resources cr
-                 where cr.snapshot_id = c.snapshot_id and cr.credential_name = c.name) as listed
-    from credentials c
-),
-judged as (
+with judged as (
     select *,
-        coalesce(role in ('viewer', 'editor', 'admin'), false)
-            and coalesce(access = 'all' or (access = 'limited' and listed > 0), false) as known,
         -- problems start with the member they are about (toolkit/identity.py)
         coalesce(list_filter(problems, lambda p:
             regexp_matches(p, '^api_key\.(expires_at|last_used_at|created_at) ')), []) as time_problems
-    from counted
+    from credential_known
 )
 select
     snapshot_id, 'credential' as resource_type, name as resource_id, name as resource_name,

@@ -1,0 +1,14 @@
+-- Each credential of each snapshot with how many resources it lists, and whether its role
+-- and scope are known: a viewer, editor or admin role, and access 'all' or 'limited' to
+-- listed resources. A limited key lists one or more (platform-api 2.11), so one listing
+-- none has an unknown scope, not an empty one. KEY008 reports the unknown ones;
+-- credential_reach expands, and KEY003, KEY004 and KEY007 judge, only known ones.
+create or replace view credential_known as
+select c.*, coalesce(l.listed, 0) as listed,
+    coalesce(c.role in ('viewer', 'editor', 'admin')
+        and (c.access = 'all' or (c.access = 'limited' and l.listed > 0)), false) as known
+from credentials as c
+left join (
+    select snapshot_id, credential_name, count(*) as listed
+    from credential_resources group by all
+) as l on l.snapshot_id = c.snapshot_id and l.credential_name = c.name
