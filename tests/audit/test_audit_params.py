@@ -155,6 +155,7 @@ def builtin_catalogue(tmp_path: Path, text: str) -> Catalogue:
          "pattern matches every name\\): give comma-separated regular expressions"),
         ("[checks.VAR004]\nsecret_names = \"token,,key\"", "holds an empty item"),
         ("[checks.VAR007]\nsecret_names = \"token,passw(or\"", "\"passw\\(or\" is not a regular"),
+        ("[checks.VAR008]\nnot_secret_names = \"_id$,(x\"", "\"\\(x\" is not a regular"),
         ("[checks.SEC002]\ndangerous = \"\"",
          "dangerous = \"\" holds nothing: give comma-separated names .* add it to "
          "\\[audit\\] skip"),

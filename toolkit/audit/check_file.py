@@ -86,7 +86,8 @@ class CheckParam:
     How the SQL reads a text parameter decides which values configuration may give it:
     ``regex`` when a line passes it to a ``regexp_`` function (the value must compile, as
     DuckDB's RE2 reads it, and not be empty, which would match every name); ``listed``
-    when the SQL splits it on commas (no item may be empty)."""
+    when the SQL splits it on commas (no item may be empty); both when it goes to a macro
+    of :data:`_REGEX_LIST_MACROS`."""
 
     name: str
     default: int | float | str
@@ -234,15 +235,21 @@ def _require_declared(sql: str, params: Mapping[str, CheckParam], path: Path) ->
             )
 
 
+_REGEX_LIST_MACROS = ("secret_name",)
+"""Macros (``views/*.sql``) that read a parameter as comma-separated regular expressions."""
+
+
 def _read_as(param: CheckParam, sql: str) -> CheckParam:
     """``param`` with how the SQL reads it: as a regular expression, as a comma list."""
     if isinstance(param.default, int | float):
         return param
     ref = rf"\${param.name}\b"
     code = _NOT_CODE.sub(" ", sql)
-    regex = any("regexp_" in line and re.search(ref, line) for line in code.splitlines())
+    # passed to a macro of views/ that splits it and reads each item as a regular expression
+    macro = any(re.search(rf"\b{m}\([^)]*{ref}", code) for m in _REGEX_LIST_MACROS)
+    regex = macro or any("regexp_" in line and re.search(ref, line) for line in code.splitlines())
     listed = re.search(rf"(?:string_split|str_split|replace)\(\s*{ref}\s*,\s*','", sql)
-    return replace(param, regex=regex, listed=listed is not None)
+    return replace(param, regex=regex, listed=macro or listed is not None)
 
 
 def _param(text: str, path: Path) -> CheckParam:

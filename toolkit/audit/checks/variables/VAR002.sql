@@ -20,12 +20,13 @@ others as (  -- variables that may shadow one: service-level ones act in their e
         case level when 'service' then 'environment' else level end as scope,
         case level when 'team' then team_id when 'project' then project_id
             else environment_id end as scope_id,
-        -- a sibling whose value was redacted may be the reference the remediation asks for
-        level = 'service' and is_reference is null as unknown
+        -- a value that was redacted may be the reference the remediation asks for
+        is_reference is null as unknown
     from owned_variables
-    where (level in ('team', 'project', 'environment')
-           or (level = 'service' and is_reference is not true
-               and not coalesce(is_protected, false)))
+    -- a ${{...}} reference (is_reference: the value holds one) is no second value, at any level
+    where is_reference is not true
+      and (level in ('team', 'project', 'environment')
+           or (level = 'service' and not coalesce(is_protected, false)))
       -- few names are protected: only variables named like one can shadow one (a list
       -- test per row, where a semi join would hash every candidate)
       and list_contains((select list(distinct name) from protected), name)
@@ -50,7 +51,7 @@ select
             || ' other variable(s) in its scope (' || s.levels || ').'
         when s.unjudged > 0
             then 'Protected variable ' || p.name || ' has ' || s.unjudged || ' same-named '
-                || 'sibling(s) whose values were not collected (redacted), so whether they '
+                || 'variable(s) whose values were not collected (redacted), so whether they '
                 || 'reference it is unknown: not judged.'
         else 'Protected variable ' || p.name || ' is defined only by its service.'
     end as reason,

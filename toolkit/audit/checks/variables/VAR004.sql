@@ -5,7 +5,8 @@
 -- risk: A secret typed into a plain variable is readable by every editor key, copied by hand between environments and never rotated with its source.
 -- remediation: Keep the secret where it is managed (a protected variable of the owning service) and reference it with ${{...}}.
 -- history: snapshot
--- param: secret_names = passw(or)?d,_pwd(_.*)?$,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); a variable name matching any of them looks like a secret (DB_PWD does, the working directory PWD and OLDPWD do not)
+-- param: secret_names = passw(or)?d,passphrase,_pass(_.*)?$,pwd(_.*)?$,secret,token(_.*)?$,credential,api_?keys?(_.*)?$,app_?keys?(_.*)?$,access_?keys?(_.*)?$,master_?keys?(_.*)?$,private_?keys?(_.*)?$,signing_?keys?(_.*)?$,encryption_?keys?(_.*)?$,jwt_?keys?(_.*)?$ | comma-separated regular expressions (case-insensitive); a variable name matching any of them, and none of not_secret_names, looks like a secret (DB_PASS, DBPWD and APP_KEY do)
+-- param: not_secret_names = ^(old)?pwd$,application_credentials$,_id$,_name$,_file$,_path$,_dir$,_len(gth)?$,_ttl$,_seconds?$,_minutes?$,_hours?$,_days?$,_expir[a-z]*$ | comma-separated regular expressions (case-insensitive); a name matching one is no secret's name even if it matches secret_names: a setting about a secret (its id, name, file, path, length or lifetime), GOOGLE_APPLICATION_CREDENTIALS (a file path), the shell's PWD and OLDPWD
 select
     snapshot_id, 'variable' as resource_type, variable_id as resource_id, name as resource_name,
     team_id, project_id, environment_id, service_id,
@@ -29,4 +30,4 @@ select
     end as reason,
     to_json(struct_pack(level, is_protected, is_reference, value_length, values_redacted)) as evidence
 from owned_variables
-where regexp_matches(name, '(?i)(' || replace($secret_names, ',', '|') || ')')
+where secret_name(name, $secret_names, $not_secret_names)

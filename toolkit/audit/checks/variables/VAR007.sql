@@ -6,7 +6,8 @@
 -- remediation: Give each environment its own value of the secret, then rotate the production one.
 -- history: snapshot
 -- param: min_length = 12 | secrets shorter than this many characters are not compared (as VAR003): protected variables also hold user names, database names, hosts and ports (postgres, localhost, 5432) that are the same in every environment, while generated credentials are longer
--- param: secret_names = passw(or)?d,_pwd(_.*)?$,secret,token,api_?key,private_?key,credential | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one are secrets
+-- param: secret_names = passw(or)?d,passphrase,_pass(_.*)?$,pwd(_.*)?$,secret,token(_.*)?$,credential,api_?keys?(_.*)?$,app_?keys?(_.*)?$,access_?keys?(_.*)?$,master_?keys?(_.*)?$,private_?keys?(_.*)?$,signing_?keys?(_.*)?$,encryption_?keys?(_.*)?$,jwt_?keys?(_.*)?$ | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one, and none of not_secret_names, are secrets
+-- param: not_secret_names = ^(old)?pwd$,application_credentials$,_id$,_name$,_file$,_path$,_dir$,_len(gth)?$,_ttl$,_seconds?$,_minutes?$,_hours?$,_days?$,_expir[a-z]*$ | comma-separated regular expressions (case-insensitive); a name matching one is no secret's name even if it matches secret_names: a setting about a secret (its id, name, file, path, length or lifetime), GOOGLE_APPLICATION_CREDENTIALS (a file path), the shell's PWD and OLDPWD
 with secrets as (
     select snapshot_id, variable_id, name, team_id, project_id, environment_id, service_id,
         fingerprint, is_production, environment_name
@@ -14,7 +15,7 @@ with secrets as (
     where fingerprint is not null and value_length >= $min_length and is_production is not null
       and not coalesce(is_reference, false)
       and (coalesce(is_protected, false)
-           or regexp_matches(name, '(?i)(' || replace($secret_names, ',', '|') || ')'))
+           or secret_name(name, $secret_names, $not_secret_names))
 ),
 mixed as (  -- values held on both sides at some time: few distinct values, fewer rows to pair
     select fingerprint from secrets
