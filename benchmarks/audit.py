@@ -489,9 +489,9 @@ def _res005(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
 
 
 def _load_rep003(store: Store) -> dict[str, pd.DataFrame]:
-    replicas = _read(store, "replicas", ["snapshot_id", "service_id", "team_id", "project_id",
-                                         "environment_id", "runtime_name", "pod_created_at",
-                                         "restart_count"])  # fmt: skip
+    columns = ["snapshot_id", "service_id", "team_id", "project_id", "environment_id",
+               "runtime_name", "restart_count"]  # fmt: skip
+    replicas = _read(store, "replicas", columns)
     services = _read(store, "services", ["snapshot_id", "id", "name"])
     snapshots = store._snapshot_rows().to_pandas()
     committed = snapshots[snapshots["status"].isin(["complete", "partial"])]
@@ -503,15 +503,11 @@ def _rep003(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
     min_increase = spec.params["min_increase"].default
     seqs = frames["snapshots"].sort_values("seq")
     seqs = seqs.assign(previous_seq=seqs["seq"].shift(), previous_at=seqs["snapshot_at"].shift())
-    # each replica's count at the previous snapshot, if it was there and not created again
+    # each replica's count at the previous snapshot, if it was there
     r = frames["replicas"].merge(seqs, on="snapshot_id")
     r = r.sort_values(["service_id", "runtime_name", "seq"], ignore_index=True)
     by_pod = r.groupby(["service_id", "runtime_name"], sort=False)
-    created_then = by_pod["pod_created_at"].shift()
-    same_pod = (
-        (created_then == r["pod_created_at"]) | created_then.isna() | r["pod_created_at"].isna()
-    )
-    kept = (by_pod["seq"].shift() == r["previous_seq"]) & same_pod
+    kept = by_pod["seq"].shift() == r["previous_seq"]
     count, then = r["restart_count"], by_pod["restart_count"].shift()
     # counted as a counter: new since the previous snapshot, or reset, counts from zero
     fresh = (~kept | (count < then)).fillna(False).astype(bool)
@@ -538,7 +534,7 @@ def _rep003(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
     alarm = (h["previous"].notna() & (h["increase"] >= min_increase)).fillna(False).astype(bool)
     name = h["name"].fillna(h["service_id"])
     at = h["previous_at"].dt.strftime("%Y-%m-%d %H:%M UTC")
-    since = (_text(h["increase"], "an unknown number") + " since the previous snapshot (" + at
+    since = (_text(h["increase"], "an unknown number") + " more since the previous snapshot (" + at
              + ", when it had " + _text(h["previous"], "") + ")"
              + (", counting " + _text(h["fresh"], "") + " replica(s) new or reset since then"
                 " from zero").where(h["fresh"] > 0, ""))  # fmt: skip

@@ -11,15 +11,19 @@ with seqs as (  -- each committed snapshot and the one before it
         lag(snapshot_at) over (order by seq) as previous_at
     from snapshots where status in ('complete', 'partial')
 ),
-pods as (  -- each replica's count and, if it was there at the previous snapshot, its count then
-    select r.snapshot_id, r.service_id, r.team_id, r.project_id, r.environment_id,
-        r.restart_count, s.seq, s.previous_seq, s.previous_at,
-        -- the same replica: listed at the previous snapshot under its name, not created again
-        lag(s.seq) over w = s.previous_seq
-            and coalesce(lag(r.pod_created_at) over w = r.pod_created_at, true) as kept,
-        lag(r.restart_count) over w as count_then
+counted as materialized (  -- each replica's count, with its snapshot's place in the chain
+    select r.snapshot_id, r.service_id, r.runtime_name, r.team_id, r.project_id,
+        r.environment_id, r.restart_count, s.seq, s.previous_seq, s.previous_at
     from replicas as r join seqs as s using (snapshot_id)
-    window w as (partition by r.service_id, r.runtime_name order by s.seq)
+),
+pods as (
+    -- and its count at the previous snapshot, if it was listed there under its name (its
+    -- creation time is no test: platforms report a container's last start there, which moves
+    -- on every restart; a new pod's count starting again below the old one reads as a reset).
+    -- Hash joins on the snapshot's integer place: cheaper than a window over every replica.
+    select c.*, p.seq is not null as kept, p.restart_count as count_then
+    from counted as c left join counted as p on p.service_id = c.service_id
+        and p.runtime_name = c.runtime_name and p.seq = c.previous_seq
 ),
 restarts as (
     -- Restarts since the previous snapshot, counted per replica as a counter: a replica new
@@ -34,18 +38,17 @@ restarts as (
         any_value(previous_at) as previous_at, count(*) as pods,
         sum(restart_count) as restarts,  -- null when no replica reports a count
         sum(case
-            when not coalesce(kept, false) or restart_count < count_then then restart_count
+            when not kept or restart_count < count_then then restart_count
             else restart_count - count_then  -- null when the count then is unknown
         end) as increase,
-        count(*) filter (where not coalesce(kept, false) or restart_count < count_then)
-            as fresh
+        count(*) filter (where not kept or restart_count < count_then) as fresh
     from pods
     group by snapshot_id, service_id
 ),
 history as (  -- the service's count at the previous snapshot: none if it had no replicas there
-    select *, if(lag(seq) over w = previous_seq, lag(restarts) over w, null) as previous
-    from restarts
-    window w as (partition by service_id order by seq)
+    select r.*, p.restarts as previous
+    from restarts as r
+    left join restarts as p on p.service_id = r.service_id and p.seq = r.previous_seq
 ),
 times as (  -- each snapshot time formatted once, not once per row
     select distinct snapshot_at, strftime(snapshot_at, '%Y-%m-%d %H:%M UTC') as text,
@@ -66,7 +69,7 @@ select
             when h.previous is null then concat('none counted at the previous snapshot (',
                 t.text, ')')
             else concat(coalesce(h.increase::varchar, 'an unknown number'),
-                ' since the previous snapshot (', t.text, ', when it had ', h.previous, ')',
+                ' more since the previous snapshot (', t.text, ', when it had ', h.previous, ')',
                 if(h.fresh > 0, concat(', counting ', h.fresh, ' replica(s) new or reset since',
                     ' then from zero'), ''))
         end, '.')
