@@ -117,13 +117,16 @@ class Operator:
             if day == self.schedule["squeeze"]:
                 old = squeezed.memory[1]
                 squeezed.memory = (min(squeezed.memory[0], 128), 128)
+                squeezed.updated_at = self.sim.now  # as the platform stamps a change
                 done.append(f"memory limit of {squeezed.name} cut from {old} to 128 MB")
             if day == self.schedule["unbound"]:
                 unbounded.cpu = (unbounded.cpu[0], -1)
                 unbounded.memory = (unbounded.memory[0], -1)
+                unbounded.updated_at = self.sim.now
                 done.append(f"CPU and memory limits of {unbounded.name} removed")
             if day == self.schedule["relief"]:
                 squeezed.memory = (squeezed.memory[0], 1024)
+                squeezed.updated_at = self.sim.now
                 squeezed.crashing, squeezed.crash_reasons = False, ()
                 done.append(f"memory limit of {squeezed.name} raised to 1024 MB")
         return done

@@ -12,14 +12,16 @@ select
     s.team_id, s.project_id, s.environment_id, s.id as service_id,
     case when o.kills > 0 then 'alarm' else 'ok' end as status,
     case
+        -- an event counts its kills since it was first seen, which may be before the window
         when o.kills > 0 then format(
-            'Service {} was OOM-killed {} {}, last at {}, within the last {} days.',
+            'Service {} was OOM-killed {} {} since {}, last at {}, within the last {} days.',
             coalesce(s.name, s.id), o.kills, if(o.kills = 1, 'time', 'times'),
+            strftime(o.first_oom, '%Y-%m-%d %H:%M UTC'),
             strftime(o.last_oom, '%Y-%m-%d %H:%M UTC'), $window_days)
         else format('Service {} was not OOM-killed in the last {} days.',
             coalesce(s.name, s.id), $window_days)
     end as reason,
-    to_json(struct_pack(kills := o.kills, last_oom := o.last_oom, s.memory_limits_megabytes,
+    to_json(struct_pack(kills := o.kills, first_oom := o.first_oom, last_oom := o.last_oom, s.memory_limits_megabytes,
         window_days := $window_days)) as evidence
 from services as s
 left join oom as o on o.snapshot_id = s.snapshot_id and o.service_id = s.id

@@ -11,24 +11,32 @@ with oom as (  -- see views/oom_kills.sql; a kill is never later than the snapsh
     from oom_kills($window_days)
 ),
 killed as (  -- only the killed services' history can matter: the joins sort that, not all
-    select id, snapshot_at, memory_limits_megabytes from services
+    select id, snapshot_at, memory_limits_megabytes, updated_at from services
     semi join (select service_id as id from oom) as k using (id)
 ),
-limits as (  -- the limit at each OOM kill; for a kill before every snapshot read (before
-             -- the store began, or the window of a latest-only audit), the first one seen
-    select o.*, b.memory_limits_megabytes as limit_then, f.first_limit
+limits as (
+    -- The limit at each OOM kill. When no snapshot before it shows one (the kill came before
+    -- the store began or a latest-only window, or the limit was not read), the first limit
+    -- read after it, never one from before; but only if the service was not changed between
+    -- the kill and that snapshot (updated_at): else the limit may have been raised, unseen.
+    select o.*, b.memory_limits_megabytes as limit_then, a.memory_limits_megabytes as limit_after,
+        a.updated_at > o.oom_at as changed_after
     from oom as o
     asof left join killed as b on b.id = o.service_id and o.oom_at >= b.snapshot_at
-    left join (select id, arg_min(memory_limits_megabytes, snapshot_at) as first_limit
-               from killed group by id) as f on f.id = o.service_id
+    asof left join (select * from killed where memory_limits_megabytes is not null) as a
+        on a.id = o.service_id and a.snapshot_at >= o.oom_at
 ),
 judged as (
     select
-        v.*, o.oom_at, o.kills, o.kills || if(o.kills = 1, ' time', ' times') as times,
+        v.*, o.oom_at, o.kills,
+        -- an event counts its kills since it was first seen, which may be before the window
+        concat(o.kills, if(o.kills = 1, ' time', ' times'), ' since ',
+            strftime(o.first_oom, '%Y-%m-%d %H:%M UTC')) as times,
         strftime(o.oom_at, '%Y-%m-%d %H:%M UTC') as last_at,
-        coalesce(o.limit_then, o.first_limit, v.memory_limits_megabytes) as limit_at_oom,
+        coalesce(o.limit_then, o.limit_after, v.memory_limits_megabytes) as limit_at_oom,
         if(o.limit_then is null, 'in the first snapshot read after the kill', 'then') as known,
-        coalesce(o.kills > 0 and v.memory_limits_megabytes > 0
+        o.limit_then is null and coalesce(o.changed_after, false) as unknown,
+        coalesce(o.kills > 0 and v.memory_limits_megabytes > 0 and not unknown
             and v.memory_limits_megabytes <= limit_at_oom, false) as not_raised
     from services as v
     left join limits as o on o.snapshot_id = v.snapshot_id and o.service_id = v.id
@@ -43,6 +51,10 @@ select
         when coalesce(memory_limits_megabytes, -1) <= 0 then format(
             'Service {} was OOM-killed {} but has no memory limit to raise (see RES002).',
             coalesce(name, id), times)
+        when unknown then format('Service {} was OOM-killed {} (last at {}); its memory '
+            || 'limit then was not read and the service changed after it, so whether the '
+            || 'limit of {} MB was raised is unknown: not judged.',
+            coalesce(name, id), times, last_at, memory_limits_megabytes)
         when not_raised then format('Service {} was OOM-killed {} (last at {}) and its memory '
             || 'limit of {} MB is no higher than the {} MB it had {}.',
             coalesce(name, id), times, last_at, memory_limits_megabytes, limit_at_oom, known)
