@@ -478,9 +478,11 @@ def _res005(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
         rounded = np.floor(r * 100 + 0.5) / 100
         return (rounded.astype(str) + "x").where(rounded.notna(), "not comparable")
 
-    reason = ("Service " + name + " has limits " + alarm.map({True: "more than", False: "at most"})
-              + f" {max_ratio} times its requests (CPU " + shown(cpu) + ", memory "
-              + shown(memory) + ").")  # fmt: skip
+    compared = (" has limits " + alarm.map({True: "more than", False: "at most"})
+                + f" {max_ratio} times its requests").where(
+        cpu.notna() | memory.notna(), " has no limit and request to compare")  # fmt: skip
+    reason = ("Service " + name + compared + " (CPU " + shown(cpu) + ", memory " + shown(memory)
+              + ").")  # fmt: skip
     evidence = _json({c: s[c] for c in ("cpu_limits_millicores", "cpu_requests_millicores",
                       "memory_limits_megabytes", "memory_requests_megabytes")}
                      | {"max_ratio": max_ratio})  # fmt: skip

@@ -28,10 +28,13 @@ select
         then 'alarm' else 'ok' end as status,
     -- concat(): one string a row, where format() took 0.2 s more over 900,000 rows
     concat(
-        'Service ', coalesce(name, id), ' has limits ',
-        case when coalesce(greatest(cpu_ratio, memory_ratio) > $max_ratio, false)
-            then 'more than' else 'at most' end,
-        ' ', $max_ratio, ' times its requests (CPU ',
+        'Service ', coalesce(name, id), case
+            when greatest(cpu_ratio, memory_ratio) is null
+                then ' has no limit and request to compare'  -- unset, -1 or 0: see RES001-RES003
+            when greatest(cpu_ratio, memory_ratio) > $max_ratio
+                then concat(' has limits more than ', $max_ratio, ' times its requests')
+            else concat(' has limits at most ', $max_ratio, ' times its requests')
+        end, ' (CPU ',
         coalesce(round(cpu_ratio, 2) || 'x', 'not comparable'), ', memory ',
         coalesce(round(memory_ratio, 2) || 'x', 'not comparable'), ').'
     ) as reason,
