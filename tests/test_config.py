@@ -53,6 +53,22 @@ def test_precedence_option_over_env_over_file(tmp_path: Path) -> None:
     )
 
 
+def test_store_paths_in_the_file_are_relative_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    path = write(folder, '[store]\nurl = "../stores/audit"\nhmac_key_file = "keys/hmac.key"\n')
+    monkeypatch.chdir(tmp_path)  # not the file's folder
+    settings = load_settings(path, environ={})
+    assert settings.store_url == str(folder / "../stores/audit")
+    assert settings.hmac_key_file == folder / "keys" / "hmac.key"
+    s3 = write(folder, '[store]\nurl = "s3://bucket/audit"\n')
+    assert load_settings(s3, environ={}).store_url == "s3://bucket/audit"
+    # an option or the environment is relative to where the command runs, as any argument
+    assert load_settings(path, environ={}, store_url="here").store_url == "here"
+
+
 def test_credentials_collecting_and_audited(tmp_path: Path) -> None:
     path = write(
         tmp_path,
@@ -171,9 +187,9 @@ def test_example_file_loads_and_matches_defaults(tmp_path: Path) -> None:
         "max_attempts",
         "timeout_s",
         "deadline_s",
-        "store_url",
     ):
         assert getattr(settings, name) == getattr(defaults, name), name
+    assert settings.store_url == str(tmp_path / defaults.store_url)  # relative to the file
     assert settings.hmac_key_file == defaults.hmac_key_file
 
 

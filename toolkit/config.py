@@ -283,10 +283,15 @@ def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
         values["rate_per_minute"] = None  # 0 switches the client-side rate limit off
     if "base_url" in platform:
         values["base_url"] = platform["base_url"]
+    # relative paths are relative to the config file, as every other path the file names
+    base = source.parent if source is not None else Path()
     if "url" in store:
-        values["store_url"] = store["url"]
+        url = store["url"]
+        local = "://" not in url or url.startswith("file://")
+        path = Path(url.removeprefix("file://")).expanduser()
+        values["store_url"] = str(base / path) if local and url.strip() else url
     if "hmac_key_file" in store:
-        values["hmac_key_file"] = Path(store["hmac_key_file"]).expanduser()
+        values["hmac_key_file"] = base / Path(store["hmac_key_file"]).expanduser()
     values["endpoints"] = _endpoints(raw.get("endpoints", {}), where)
     credentials = _credentials(raw.get("credentials", {}), where)
     if credentials:

@@ -88,7 +88,7 @@ class Store:
         if not create and not (path / "snapshots" / "_delta_log").is_dir():
             raise StoreNotFound(
                 f"no snapshot store at {path}: give the folder a snapshot was written to "
-                "(--store, $PLATFORM_AUDIT_STORE or store_url in the configuration), or take "
+                "(--store, $PLATFORM_AUDIT_STORE or [store] url in the config file), or take "
                 "a snapshot first: platform-audit snapshot"
             )
         path.mkdir(parents=True, exist_ok=True)
