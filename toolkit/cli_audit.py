@@ -112,8 +112,8 @@ def audit_command(
         str | None,
         typer.Option(
             "--fail-on",
-            help="Exit 1 on an unwaived finding at or above: critical, high, medium or low "
-            "(default \\[audit] fail_on; else never).",
+            help="Exit 1 on an unwaived finding at or above: critical, high, medium or low; "
+            "never to gate on nothing (default \\[audit] fail_on; else never).",
         ),
     ] = None,
     fail_on_new: Annotated[
@@ -155,13 +155,14 @@ def audit_command(
         out = None
     format = output_format(format, out, formats=FORMATS, suffixes=SUFFIXES, default="table")
     if fail_on is not None:  # any case, as --check matches ids
-        if fail_on.lower() not in FAIL_ON:
-            message = f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}"
+        if fail_on.lower() not in (*FAIL_ON, "never"):
+            message = f"--fail-on must be one of {', '.join(FAIL_ON)} or never, not {fail_on!r}"
             raise fail(message, ExitCode.CONFIG)
         fail_on = fail_on.lower()
     with _exit_codes():
         settings = load_settings(config, store_url=store)
-        threshold = fail_on or settings.fail_on
+        # never: this run does not gate, whatever [audit] fail_on says
+        threshold = None if fail_on == "never" else fail_on or settings.fail_on
         if fail_on_new and threshold is None:  # else the run would gate on nothing, silently
             raise ConfigError(
                 "--fail-on-new gates only with a severity: add --fail-on high (or another), "

@@ -62,6 +62,11 @@ def test_no_gate_without_fail_on(store_dir: Path) -> None:
 def test_fail_on_from_the_config_file(store_dir: Path) -> None:
     code, _, _ = audit(store_dir, "--format", "json", extra_config='fail_on = "medium"\n')
     assert code == ExitCode.FINDINGS
+    # one run without the gate the file sets
+    code, _, _ = audit(
+        store_dir, "--format", "json", "--fail-on", "Never", extra_config='fail_on = "medium"\n'
+    )
+    assert code == ExitCode.OK
 
 
 def tst001_waivers(root: Path, file_name: str, *services: str) -> Path:
@@ -431,4 +436,4 @@ def test_fail_on_takes_any_case_and_an_error_repeats_the_value(store_dir: Path) 
     assert audit(store_dir, "--format", "json", "--fail-on", "HIGH")[0] == ExitCode.FINDINGS
     code, _, err = audit(store_dir, "--fail-on", "bogus")
     assert code == ExitCode.CONFIG
-    assert "--fail-on must be one of critical, high, medium, low, not 'bogus'" in err
+    assert "--fail-on must be one of critical, high, medium, low or never, not 'bogus'" in err
