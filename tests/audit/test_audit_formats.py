@@ -31,7 +31,7 @@ from toolkit.audit import (
     sarif,
     to_sarif,
 )
-from toolkit.audit.formats import csv_cell, to_csv, visible
+from toolkit.audit.formats import csv_cell, owner_path, to_csv, visible
 from toolkit.audit.testing import fixture_connection
 
 SCHEMA = json.loads(
@@ -122,6 +122,19 @@ def test_table_prints_markup_as_text(result: AuditResult) -> None:
     text = buffer.getvalue()
     assert "[bold]x[/bold]" in text  # not interpreted as rich markup
     assert "8 checks" not in text and "3 checks;" in text
+    # a line break in a name is shown as an escape: on a line of its own, its second half
+    # would pass for the line under the name (where the resource lives)
+    assert "_z_\\x0asecond line" in text
+    assert "payments / shop / production" in text  # where each resource lives
+
+
+def test_owner_path_names_the_service_of_a_resource_inside_one() -> None:
+    row = {"resource_type": "variable", "team_name": "core", "team_id": "t1",
+           "project_name": None, "project_id": "p1", "environment_name": "prod",
+           "service_name": "api", "service_id": "s1"}  # fmt: skip
+    assert owner_path(row) == "core / p1 / prod / api"
+    assert owner_path({**row, "resource_type": "service"}) == "core / p1 / prod"
+    assert owner_path({"resource_type": "credential"}) == ""
 
 
 def test_sarif_is_valid_and_carries_the_lifecycle(result: AuditResult) -> None:

@@ -48,6 +48,7 @@ __all__ = [
     "findings_table",
     "frame_records",
     "minute_text",
+    "owner_path",
     "parsed_evidence",
     "ref_json",
     "render",
@@ -170,7 +171,7 @@ def to_markdown(result: AuditResult) -> str:
         lines.append("No findings.")
     else:
         lines += [
-            "| severity | state | check | resource | team | reason | waived |",
+            "| severity | state | check | resource | where | reason | waived |",
             "|---|---|---|---|---|---|---|",
         ]
         for f in frame_records(result.findings):
@@ -180,7 +181,7 @@ def to_markdown(result: AuditResult) -> str:
                 escape_markdown(f["state"]),
                 f"{escape_markdown(f['check_id'])} {escape_markdown(f['title'])}",
                 escape_markdown(f["resource_name"] or f["resource_id"]),
-                escape_markdown(f["team_name"] or f["team_id"]),
+                escape_markdown(owner_path(f)),
                 escape_markdown(f["reason"]),
                 waived,
             ]
@@ -217,13 +218,14 @@ def findings_table(result: AuditResult, limit: int | None = None) -> RenderableT
     )
     for column in ("severity", "state", "check"):
         table.add_column(column, no_wrap=True)
-    table.add_column("resource / team", max_width=28, overflow="fold")
+    table.add_column("resource / where", max_width=28, overflow="fold")
     table.add_column("reason", ratio=1, min_width=20, overflow="fold")
     for f in frame_records(shown):
-        resource = Text(visible(f["resource_name"] or f["resource_id"]))
-        team = f["team_name"] or f["team_id"]
-        if team:
-            resource.append(f"\n{visible(team)}", style="dim")
+        # names on one line each (a line break in a name would pass for the next line)
+        resource = Text(visible(f["resource_name"] or f["resource_id"], keep=""))
+        where = owner_path(f)
+        if where:
+            resource.append(f"\n{visible(where, keep='')}", style="dim")
         reason = Text(visible(f["reason"] or ""))
         if f["waived"]:
             reason.append(f"\n{waiver_line(f)}", style="dim")
@@ -248,6 +250,17 @@ def findings_table(result: AuditResult, limit: int | None = None) -> RenderableT
     line = ", ".join(f"{int(counts[k])} {k}" for k in counts.index)
     parts.append(Text(f"{len(result.checks)} checks; {line}"))
     return Group(*parts)
+
+
+def owner_path(finding: Mapping[str, Any]) -> str:
+    """Where a finding's resource lives: ``team / project / environment``, and the service
+    for a resource that is not the service itself (names, else ids), so two findings of
+    one check on same-named resources (a variable in two services) tell apart."""
+    levels = ["team", "project", "environment"]
+    if finding.get("resource_type") != "service":
+        levels.append("service")
+    parts = [finding.get(f"{level}_name") or finding.get(f"{level}_id") for level in levels]
+    return " / ".join(str(p) for p in parts if p)
 
 
 def waiver_line(finding: Mapping[str, Any]) -> str:
