@@ -4,17 +4,19 @@ finding``) on the engine tests' known history (``engine_world``'s table of TST00
 from __future__ import annotations
 
 import copy
+import io
 import json
 from typing import TYPE_CHECKING
 
 import pandas as pd
 import pytest
 from engine_world import HOSTILE, config_file, engine_catalogue, history, service_id, write_store
+from rich.console import Console
 from test_audit_cli import tst001_waivers
 from typer.testing import CliRunner
 
 from toolkit.audit import AuditError, AuditResult, run_audit
-from toolkit.audit.explain import explain_finding
+from toolkit.audit.explain import explain_finding, story_renderable
 from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 from toolkit.cli import ExitCode, app
 
@@ -83,6 +85,10 @@ def test_a_finding_only_in_the_past(result: AuditResult) -> None:
     story = explain_finding(result, "TST001", service_id("once"))
     assert story.finding is None and len(story.episodes) == 1
     assert story.as_json()["resource"]["resource_name"] == "once"  # named, though not a finding
+    # where it lives, by name: its owners' names come from the audit's other findings
+    text = io.StringIO()
+    Console(file=text, width=200, color_system=None).print(story_renderable(story))
+    assert "core-platform / shop / staging" in text.getvalue()
 
 
 def test_a_finding_only_in_the_past_by_its_name(result: AuditResult) -> None:

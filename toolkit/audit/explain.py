@@ -22,6 +22,7 @@ from toolkit.audit.formats import (
     evidence_text,
     frame_records,
     minute_text,
+    owner_path,
     parsed_evidence,
     ref_json,
     visible,
@@ -157,15 +158,21 @@ def _ambiguous(check_id: str, name: str, records: list[dict[str, Any]]) -> Audit
     )
 
 
-def _place(record: dict[str, Any]) -> str:
-    """Where a finding's resource lives: team / project / environment, by name (by id when
-    only the check's row is known). Control characters are shown as escapes: it goes to a
-    terminal, in the story and in errors."""
-    parts = [record.get(f"{k}_name") or record.get(f"{k}_id") for k in _OWNERS]
-    return visible(" / ".join(str(p) for p in parts if p)) or "no owner recorded"
-
-
-_OWNERS = ("team", "project", "environment")
+def _place(record: dict[str, Any], result: AuditResult | None = None) -> str:
+    """Where a finding's resource lives (:func:`owner_path`), by name. Only the check's row
+    is known for a resource not in alarm now: its owners' names then come from the audit's
+    findings on the same owners, else their ids. Control characters are shown as escapes:
+    it goes to a terminal, in the story and in errors."""
+    named = dict(record)
+    if result is not None:
+        findings = result.findings
+        for level in ("team", "project", "environment", "service"):
+            key = named.get(f"{level}_id")
+            if named.get(f"{level}_name") or key is None:
+                continue
+            same = findings.loc[findings[f"{level}_id"] == key, f"{level}_name"].dropna()
+            named[f"{level}_name"] = same.iloc[0] if not same.empty else None
+    return visible(owner_path(named)) or "no owner recorded"
 
 
 def story_renderable(story: FindingStory) -> RenderableType:
@@ -184,7 +191,7 @@ def story_renderable(story: FindingStory) -> RenderableType:
         Text(visible(f"{name} ({kind} {story.resource_id})" if name else story.resource_id)),
     )
     if known:
-        facts.add_row("where", Text(_place(known)))
+        facts.add_row("where", Text(_place(known, result)))
     judged = f"{result.target.snapshot_id} taken {minute_text(result.target.snapshot_at)}"
     if result.compare is not None:
         judged += f", compared with {result.compare.snapshot_id}"
