@@ -35,6 +35,7 @@ from toolkit.cli_options import (
     WAIVERS_HELP,
     CheckOpt,
     ConfigOpt,
+    ListedOpt,
     SkipOpt,
     StoreOpt,
     chosen_checks,
@@ -131,7 +132,11 @@ def audit_command(
     ] = None,
     latest_only: Annotated[
         bool,
-        typer.Option("--latest-only", help="Read only the judged snapshot and the one before."),
+        typer.Option(
+            "--latest-only",
+            help="Read only the judged and compared snapshots and the one before each: "
+            "faster; first seen, regressed and resolve times see only those.",
+        ),
     ] = False,
     check: CheckOpt = None,
     skip: SkipOpt = None,
@@ -311,15 +316,14 @@ def _gate_message(count: int, threshold: str, result: AuditResult, new_only: boo
 def checks_command(
     config: ConfigOpt = None,
     format: TableOrJsonOpt = "table",
-    check: CheckOpt = None,
+    check: ListedOpt = None,
+    skip: SkipOpt = None,
 ) -> None:
     """List the checks an audit runs: id, severity, area, title and thresholds."""
-    from toolkit.audit import Catalogue
-
     _table_or_json(format)
     try:
         settings = load_settings(config)
-        catalogue = Catalogue.from_settings(settings, only=check or ())
+        catalogue = chosen_checks(settings, check, skip)
     except (ConfigError, CheckDefinitionError) as exc:
         raise fail(str(exc), ExitCode.CONFIG) from None
     if format == "json":
@@ -399,7 +403,8 @@ def diff_command(
     store: StoreOpt = None,
     config: ConfigOpt = None,
     before: Annotated[
-        str | None, typer.Option("--from", help="The older snapshot (default: second newest).")
+        str | None,
+        typer.Option("--from", help="The older snapshot (default: the complete one before --to)."),
     ] = None,
     after: Annotated[
         str | None, typer.Option("--to", help="The newer snapshot (default: newest complete).")

@@ -94,6 +94,14 @@ CheckOpt = Annotated[
         "repeat it for more.",
     ),
 ]
+ListedOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--check",
+        help='List only the checks this names: an id, a glob on ids ("VAR*") or an area; '
+        "repeat it for more.",
+    ),
+]
 SkipOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -133,11 +141,14 @@ def output_format(
     default: str,
     hint: str = "",
 ) -> str:
-    """The format to write: ``--format``, else the one ``--out``'s suffix names (any case,
+    """The format to write: ``--format`` (or a suffix's name, ``md``), else the one
+    ``--out``'s suffix names (any case,
     ``suffixes`` maps them; ``-``, standard output, names none), else ``default``.
     Refused: an unknown ``--format``, an ``--out`` naming another format than ``--format``,
     and without ``--format`` an ``--out`` naming none; the file would hold something its
     name does not say."""
+    if format is not None and format not in formats:  # a suffix's name too: md, txt
+        format = suffixes.get("." + format.lower().lstrip("."), format)
     if format is not None and format not in formats:
         raise fail(f"--format must be one of {', '.join(formats)}, not {format!r}", ExitCode.CONFIG)
     if out is not None and str(out) == "-":  # standard output: no name to pick a format

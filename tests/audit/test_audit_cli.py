@@ -237,6 +237,16 @@ def test_checks_lists_the_catalogue_with_its_thresholds(store_dir: Path) -> None
     assert "left out by [audit] skip: TST003" in table.stderr
     builtin = runner.invoke(app, ["checks", "--check", "WEB*", "--format", "json"])
     assert [e["id"] for e in json.loads(builtin.stdout)] == ["WEB001", "WEB002", "WEB003"]
+    fewer = runner.invoke(
+        app, ["checks", "--check", "WEB*", "--skip", "WEB002", "--format", "json"]
+    )
+    assert [e["id"] for e in json.loads(fewer.stdout)] == ["WEB001", "WEB003"]
+
+
+def test_a_format_may_be_named_by_its_suffix(store_dir: Path) -> None:
+    code, out, _ = audit(store_dir, "--format", "md")
+    assert code == ExitCode.OK and out == audit(store_dir, "--format", "markdown")[1]
+    assert out.startswith("# Platform audit")
 
 
 def test_the_terminal_table_shows_the_first_findings_then_counts_per_check(
