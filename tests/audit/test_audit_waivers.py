@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import date
 from typing import TYPE_CHECKING
@@ -148,6 +149,18 @@ def test_a_waiver_naming_no_check_is_refused(tmp_path: Path, check: str, said: s
         audit(tmp_path, one_waiver("TST001") + one_waiver(check))
 
 
+def test_a_waiver_check_is_one_exact_id_not_a_glob(tmp_path: Path) -> None:
+    # "TST*" once got "did you mean TST001?", as if it were a typo for one id
+    message = (
+        r"waiver #2 \(TST\*\): 'check' must be one exact check id, not a glob: write one "
+        r"waiver per check \(ids it would cover: TST001, TST002, TST003\)"
+    )
+    with pytest.raises(WaiverError, match=message):
+        audit(tmp_path, one_waiver("TST001") + one_waiver("TST*"))
+    with pytest.raises(WaiverError, match=r"not a glob: .*`platform-audit checks` lists them"):
+        audit(tmp_path, one_waiver("ZZZ?"))
+
+
 def test_a_waiver_for_a_check_not_run_is_unchecked_not_stale(tmp_path: Path) -> None:
     # RES002 is a built-in check the engine's catalogue does not run, as with --check
     result = audit(tmp_path, one_waiver("RES002") + one_waiver("TST003"))
@@ -192,7 +205,8 @@ def test_failing_ignores_waived_findings(tmp_path: Path) -> None:
          "expires = 2026-01-01\n", r"unknown key 'servcie'; did you mean 'service'"),
         ('[[waivers]]\ncheck = "TST001"\nresources = []\nreason = "r"\nowner = "o"\n'
          "expires = 2026-01-01\n", r"'resources' must be a non-empty list"),
-        ('[[waiver]]\ncheck = "TST001"\n', r"one list named 'waivers'"),
+        ('[[waiver]]\ncheck = "TST001"\n',
+         r"top-level key 'waiver' is not understood: .*only the 'waivers' list.*did you mean"),
         ("[[waivers\n", r"not valid TOML"),
     ],
 )  # fmt: skip
@@ -250,7 +264,8 @@ YAML_ENTRY = "waivers:\n  - check: TST001\n    service: x\n    reason: r\n"
          r"'expires' = 12:00:00 is not a date"),
         # YAML 1.1 reads a bare no as false
         ("waivers.yaml", YAML_ENTRY.replace("reason: r", "reason: r\n    owner: no")
-         + "    expires: 2099-01-01\n", r"'owner' must be text, not false: put it in quotes"),
+         + "    expires: 2099-01-01\n",
+         r"'owner' must be text, not false: put it in quotes, as YAML reads a bare no, yes"),
         ('waivers.toml', f"[waivers]\n{ENTRY}expires = 2026-12-31\n",
          r"under \[\[waivers\]\] \(two brackets\), not \[waivers\]"),
         # the suffix picks the parser
@@ -272,6 +287,109 @@ def test_unreadable_or_ambiguous_waivers_are_refused_naming_the_file(
     with pytest.raises(WaiverError, match=message) as caught:
         load_waivers(path)
     assert str(path) in str(caught.value)
+
+
+TOML_OWNER = '[[waivers]]\ncheck = "TST001"\nservice = "x"\nreason = "r"\nowner = {}\n'
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [("waivers.toml", TOML_OWNER.format(42) + "expires = 2026-12-31\n",
+      "'owner' must be text, not 42: put it in quotes (owner = \"42\")"),
+     ("waivers.toml", TOML_OWNER.format("true") + "expires = 2026-12-31\n",
+      "'owner' must be text, not true: put it in quotes (owner = \"true\")"),
+     ("waivers.yaml", YAML_ENTRY + "    owner: 42\n    expires: 2099-01-01\n",
+      "'owner' must be text, not 42: put it in quotes (owner: \"42\")")],
+)  # fmt: skip
+def test_the_yaml_boolean_hint_is_only_for_a_yaml_boolean(
+    tmp_path: Path, name: str, content: str, said: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(WaiverError) as caught:
+        load_waivers(path)
+    assert f"{path}: waiver #1 (TST001): {said}" == str(caught.value)  # no word of YAML's no/yes
+
+
+YAML_ANCHORED = """
+{key}: &common
+  reason: Migrating in Q3.
+  owner: grace@example.com
+  expires: 2026-09-30
+waivers:
+  - <<: *common
+    check: TST001
+    service: x
+"""
+
+
+def test_a_top_level_key_besides_waivers_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "waivers.yaml"
+    path.write_text(YAML_ANCHORED.format(key="base"), encoding="utf-8")
+    with pytest.raises(WaiverError) as caught:
+        load_waivers(path)
+    said = str(caught.value)
+    assert said.startswith(f"{path}: top-level key 'base' is not understood: the file may hold ")
+    assert "only the 'waivers' list" in said and "'x-'" in said  # where YAML anchors may go
+    path.write_text(YAML_ANCHORED.format(key="x-common"), encoding="utf-8")
+    assert [(w.owner, w.expires) for w in load_waivers(path)] == [
+        ("grace@example.com", date(2026, 9, 30))
+    ]
+    toml = tmp_path / "waivers.toml"
+    toml.write_text(f'version = 2\nteam = "x"\n[[waivers]]\n{ENTRY}expires = 2026-12-31\n')
+    with pytest.raises(WaiverError, match=r"top-level keys 'team', 'version' are not understood"):
+        load_waivers(toml)
+
+
+@pytest.mark.parametrize(
+    ("field", "glob", "said"),
+    [("service", "[abc", "opens a [ set that is never closed"),
+     ("team", "core-[!]", "opens a [ set that is never closed"),  # a ] first in a set is literal
+     ("project", "web\\", "ends in a lone \\"),
+     ("environment", "prod-[9-0]", "range 9-0 is backwards"),
+     ("service", "caf[éè]", "'é' is not ASCII")],
+)  # fmt: skip
+def test_a_glob_that_can_never_match_is_refused_when_loading(
+    tmp_path: Path, field: str, glob: str, said: str
+) -> None:
+    # it once loaded, matched nothing, and was reported as stale as if no finding were left
+    path = tmp_path / "waivers.toml"
+    shown = json.dumps(glob, ensure_ascii=False)
+    body = ENTRY.replace('service = "x"', f"{field} = {shown}")
+    path.write_text(f"[[waivers]]\n{body}expires = 2026-12-31\n", encoding="utf-8")
+    with pytest.raises(WaiverError) as caught:
+        load_waivers(path)
+    message = f"{path}: waiver #1 (TST001): '{field}' = {shown} "
+    assert str(caught.value).startswith(message)
+    assert said in str(caught.value)
+
+
+PATTERNS = ["[abc", "[]", "[!]", "[]]", "[!]]", "[a-]", "[-a]", "a\\", "a\\*", "[z-a]", "[!z-a]",
+            "[b-az]", "[[]", "[\\]", "a[", "*[", "[a-", "a[!-]"]  # fmt: skip
+
+
+def test_the_glob_check_agrees_with_duckdb() -> None:
+    import itertools
+
+    import duckdb
+
+    from toolkit.audit.waivers import parse_waivers
+
+    names = ["".join(p) for n in range(4) for p in itertools.product("abz-[]!\\*", repeat=n)]
+    con = duckdb.connect()
+    for pattern in PATTERNS:
+        matches = con.execute(
+            "select count(*) from unnest($names) t(name) where name glob $glob",
+            {"names": names, "glob": pattern},
+        ).fetchone()
+        entry = {"check": "TST001", "service": pattern, "reason": "r", "owner": "o",
+                 "expires": date(2026, 12, 31)}  # fmt: skip
+        try:
+            parse_waivers({"waivers": [entry]})
+            refused = False
+        except WaiverError:
+            refused = True
+        assert refused == (matches == (0,)), pattern
 
 
 def test_a_folder_is_not_a_waivers_file(tmp_path: Path) -> None:

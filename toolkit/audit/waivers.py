@@ -18,7 +18,11 @@ A TOML file (or YAML, same shape) holds a list of waivers::
 
 ``expires`` is a date (YYYY-MM-DD): the waiver holds to the end of that day, UTC; a date
 and time is refused, not cut to its date. A YAML file (``.yaml`` or ``.yml``; every other
-suffix is read as TOML) may not give a key twice in one entry.
+suffix is read as TOML) may not give a key twice in one entry. Besides ``waivers`` the file
+may hold only keys starting with ``x-``, ignored, where YAML anchors can live
+(``x-common: &common {...}``, then ``<<: *common`` in an entry). ``check`` is one exact id; a
+glob (``*``, ``?``, ``[a-z]``, ``\\`` escaping the next character) that can match nothing, such as
+an unclosed ``[``, is refused.
 
 A waived finding is shown as waived, never dropped. A waiver past its expiry date stops
 hiding its findings and is itself reported; an active waiver that matches no finding in
@@ -34,6 +38,7 @@ since it could never match. Matching runs in DuckDB (``GLOB``), next to the find
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import functools
 import json
 import re
@@ -121,14 +126,13 @@ def load_waivers(path: Path) -> list[Waiver]:
     """Read a ``.toml``, ``.yaml`` or ``.yml`` file; :class:`WaiverError` names a bad entry."""
     text = _read_text(path)
     if path.suffix.lower() in (".yaml", ".yml"):
-        data = _yaml(text, path)
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise WaiverError(
-                f"{path} is not valid TOML ({exc}): fix the line it names{_suffix_hint(path, text)}"
-            ) from exc
+        return parse_waivers(_yaml(text, path), str(path), from_yaml=True)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise WaiverError(
+            f"{path} is not valid TOML ({exc}): fix the line it names{_suffix_hint(path, text)}"
+        ) from exc
     return parse_waivers(data, str(path))
 
 
@@ -215,11 +219,24 @@ def _strict_loader() -> type:
     return StrictLoader
 
 
-def parse_waivers(data: Any, where: str = "waivers") -> list[Waiver]:
-    """Validate already-parsed data: ``{"waivers": [{...}, ...]}``."""
-    if not isinstance(data, dict) or set(data) - {"waivers"}:
+def parse_waivers(data: Any, where: str = "waivers", *, from_yaml: bool = False) -> list[Waiver]:
+    """Validate already-parsed data: ``{"waivers": [{...}, ...]}`` (``from_yaml`` words the
+    hints for YAML). Top-level keys starting with ``x-`` are ignored."""
+    if not isinstance(data, dict):
         raise WaiverError(
             f"{where}: the file holds one list named 'waivers' ([[waivers]] entries in TOML)"
+        )
+    if extra := sorted(str(k) for k in data if k != "waivers" and not str(k).startswith("x-")):
+        close = difflib.get_close_matches(extra[0], ["waivers"], n=1)
+        hint = (
+            "; did you mean 'waivers'?" if close else
+            "; YAML anchors may go inside an entry or under a key starting with 'x-' (x-common)"
+            if from_yaml else ""
+        )  # fmt: skip
+        raise WaiverError(
+            f"{where}: top-level key{'s' * (len(extra) > 1)} {', '.join(map(repr, extra))} "
+            f"{'are' if len(extra) > 1 else 'is'} not understood: the file may hold only the "
+            f"'waivers' list ([[waivers]] entries in TOML){hint}"
         )
     entries = data.get("waivers") or []
     if isinstance(entries, dict):
@@ -229,10 +246,13 @@ def parse_waivers(data: Any, where: str = "waivers") -> list[Waiver]:
         )
     if not isinstance(entries, list):
         raise WaiverError(f"{where}: 'waivers' must be a list of entries")
-    return [_waiver(entry, f"{where}: waiver #{n}") for n, entry in enumerate(entries, start=1)]
+    return [
+        _waiver(entry, f"{where}: waiver #{n}", from_yaml)
+        for n, entry in enumerate(entries, start=1)
+    ]
 
 
-def _waiver(entry: Any, where: str) -> Waiver:
+def _waiver(entry: Any, where: str, from_yaml: bool) -> Waiver:
     if not isinstance(entry, dict):
         raise WaiverError(f"{where} must be a table of check, selector, reason, owner, expires")
     if isinstance(entry.get("check"), str):
@@ -246,9 +266,14 @@ def _waiver(entry: Any, where: str) -> Waiver:
     for key in ("check", "reason", "owner"):
         value = entry.get(key)
         if value is not None and not isinstance(value, str):
+            quoted = f"{key}{':' if from_yaml else ' ='} {_shown(_shown(value))}"
+            fix = (
+                ", as YAML reads a bare no, yes, on or off as true or false"
+                if from_yaml and isinstance(value, bool)
+                else f" ({quoted})"
+            )
             raise WaiverError(
-                f"{where}: '{key}' must be text, not {_shown(value)}: put it in quotes "
-                "(YAML reads a bare no, yes, on or off as true or false)"
+                f"{where}: '{key}' must be text, not {_shown(value)}: put it in quotes{fix}"
             )
         if not isinstance(value, str) or not value.strip():
             raise WaiverError(f"{where}: '{key}' is required and must be non-empty text")
@@ -263,6 +288,8 @@ def _waiver(entry: Any, where: str) -> Waiver:
     for name, value in globs.items():
         if value is not None and (not isinstance(value, str) or not value):
             raise WaiverError(f"{where}: '{name}' must be a name or glob such as 'web-*'")
+        if value is not None and (problem := _glob_problem(value)):
+            raise WaiverError(f"{where}: '{name}' = {_shown(value)} {problem}")
     if resources is None and not any(globs.values()):
         raise WaiverError(
             f"{where}: say what it waives: 'resources' (ids) or a glob on "
@@ -276,6 +303,48 @@ def _waiver(entry: Any, where: str) -> Waiver:
         resources=tuple(resources) if resources else None,
         **globs,
     )
+
+
+def _glob_problem(glob: str) -> str | None:
+    """Why ``glob`` can match no name under DuckDB's ``GLOB``, which matches it silently false:
+    an unclosed ``[`` set (a ``]`` first in a set, after any ``!``, is a member), a trailing
+    ``\\``, a set of backwards ranges only, or a set holding a non-ASCII character (a set
+    matches one byte). ``tests/audit/test_audit_waivers.py`` checks this against DuckDB."""
+    at, end = 0, len(glob)
+    while at < end:
+        if glob[at] == "\\":
+            if at + 1 == end:
+                return "ends in a lone \\, which escapes nothing, so it matches nothing: remove it"
+            at += 2
+            continue
+        if glob[at] != "[":
+            at += 1
+            continue
+        negated = glob.startswith("!", at + 1)
+        first = pos = at + 1 + negated
+        ranges: list[str] = []
+        empty = True
+        while pos < end and (glob[pos] != "]" or pos == first):
+            if pos + 2 < end and glob[pos + 1] == "-" and glob[pos + 2] != "]":
+                ranges.append(glob[pos : pos + 3])
+                empty = empty and glob[pos] > glob[pos + 2]
+                pos += 3
+            else:
+                empty, pos = False, pos + 1
+        if pos == end:
+            return (
+                "opens a [ set that is never closed, so it matches nothing: close it with ], "
+                "or write [[] for a literal ["
+            )
+        if empty and not negated:
+            return f"matches nothing: its range {ranges[0]} is backwards; write it low to high"
+        if other := next((c for c in glob[at:pos] if not c.isascii()), None):
+            return (
+                f"holds {other!r} in a [...] set, but {other!r} is not ASCII and a set matches "
+                "one byte, so it never matches: write the character itself, or use *"
+            )
+        at = pos + 1
+    return None
 
 
 def _expiry(value: Any, where: str) -> date:
@@ -308,7 +377,7 @@ def _shown(value: object) -> str:
     """A value as the file would write it (``true``, ``"text"``), not as Python's repr."""
     if isinstance(value, date | time):
         return value.isoformat()
-    return json.dumps(value, default=str)
+    return json.dumps(value, default=str, ensure_ascii=False)
 
 
 def waiver_table(waivers: Sequence[Waiver], today: date) -> pa.Table:
@@ -462,6 +531,15 @@ def require_known_checks(
     for n, waiver in enumerate(waivers, start=1):
         if waiver.check in known:
             continue
+        if any(c in waiver.check for c in "*?["):
+            ids = fnmatch.filter(sorted(known), waiver.check.upper())
+            more = f", and {len(ids) - 5} more" if len(ids) > 5 else ""
+            hint = f"ids it would cover: {', '.join(ids[:5])}{more}" if ids else ""
+            raise WaiverError(
+                f"{where}: waiver #{n} ({waiver.check}): 'check' must be one exact check id, "
+                f"not a glob: write one waiver per check "
+                f"({hint or '`platform-audit checks` lists them'})"
+            )
         close = [waiver.check.upper()] if waiver.check.upper() in known else []
         close = close or difflib.get_close_matches(waiver.check, sorted(known), n=1)
         hint = f"did you mean {close[0]}?" if close else "`platform-audit checks` lists them"
