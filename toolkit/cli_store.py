@@ -272,22 +272,40 @@ def unlock(
 
 
 def sql_command(query: str, store: str | None = None, format: str = "table") -> None:
-    """Run ``query`` over the store's views and print the result as a table, CSV or JSON."""
+    """Run ``query`` over the store's views and print the result as a table, CSV or JSON.
+
+    One statement per call: several would print only the last result, so they are refused,
+    as is a query with no statement (exit 2). ``describe NAME``, ``show NAME`` and
+    ``summarize NAME`` of a store view read that view, also where DuckDB alone reads the
+    name as its own (``describe variables``: its session variables)."""
     if format not in ("table", "csv", "json"):
         raise typer.BadParameter("format must be table, csv or json", param_hint="--format")
     import duckdb
 
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error as exc:  # a syntax error: DuckDB's message says where
+        raise _query_failed(exc) from None
+    if not statements:
+        raise fail('no query given: give one SQL statement, e.g. "show tables"', ExitCode.CONFIG)
+    if len(statements) > 1:
+        message = (
+            f"{len(statements)} statements given, and only the last one's result would be "
+            "shown: run one query per call"
+        )
+        raise fail(message, ExitCode.CONFIG)
     with _store_errors():
         con = _open(store).duckdb()
     try:
         # DuckDB's stubs say sql() always returns a relation; it returns None for statements.
-        result = cast("duckdb.DuckDBPyRelation | None", con.sql(query))
+        result = cast(
+            "duckdb.DuckDBPyRelation | None", con.sql(_qualified_describe(con, query) or query)
+        )
         if result is None:
             return
         data: pa.Table = result.to_arrow_table()
     except duckdb.Error as exc:  # the query's own mistake: DuckDB's message says where
-        views = 'the views are listed by: platform-audit sql "show tables"'
-        raise fail(f"the query failed: {exc}\n{views}", ExitCode.CONFIG) from None
+        raise _query_failed(exc) from None
     with writing_stdout():  # a closed pipe ends quietly, a full disk is one line
         if format == "csv":
             from toolkit.audit.formats import csv_cell  # pandas: only when CSV is asked for
@@ -301,6 +319,52 @@ def sql_command(query: str, store: str | None = None, format: str = "table") -> 
         else:
             rows = [list(r.values()) for r in data.to_pylist()]
             console.print(_table(f"{data.num_rows} row(s)", data.column_names, rows))
+
+
+def _query_failed(exc: Exception) -> typer.Exit:
+    views = 'the views are listed by: platform-audit sql "show tables"'
+    return fail(f"the query failed: {exc}\n{views}", ExitCode.CONFIG)
+
+
+_DESCRIBING = frozenset({"describe", "show", "summarize"})
+
+
+def _qualified_describe(con: duckdb.DuckDBPyConnection, query: str) -> str | None:
+    """``describe NAME`` (or ``show``, ``summarize``) of a view or table of ``con``, as the
+    same statement on ``main."NAME"``; None for any other query.
+
+    DuckDB reads ``describe variables`` as its session variables (none on this fresh
+    connection, one statement per call), not as the store's ``variables`` view. Qualified,
+    the name can only be the view; for every other view the output is the same."""
+    import duckdb
+
+    tokens = duckdb.tokenize(query)
+    ends = [start for start, _ in tokens[1:]] + [len(query)]
+    words = [
+        (query[start:end].strip(), kind)
+        for (start, kind), end in zip(tokens, ends, strict=True)
+        if kind != duckdb.token_type.comment
+    ]
+    while words and words[-1][0] == ";":
+        words.pop()
+    if (
+        len(words) != 2
+        or words[0][0].lower() not in _DESCRIBING
+        or words[1][1] != duckdb.token_type.identifier
+    ):
+        return None
+    verb, name = words[0][0], words[1][0]
+    if name.startswith('"'):
+        name = name[1:-1].replace('""', '"')
+    found = con.execute(
+        "select table_name from information_schema.tables "
+        "where table_schema = 'main' and lower(table_name) = lower(?)",
+        [name],
+    ).fetchall()
+    if not found:
+        return None
+    quoted = str(found[0][0]).replace('"', '""')
+    return f'{verb} main."{quoted}"'
 
 
 def _plain(value: Any) -> Any:

@@ -141,3 +141,11 @@ def test_out_dash_is_standard_output(sim_store: SimStore, tmp_path: Path) -> Non
     code, out, err = report("--store", str(sim_store.path), "--out", "-")  # the default: html
     assert code == ExitCode.OK, err
     assert out.startswith("<!DOCTYPE html>") and "wrote" not in err
+
+
+def test_since_after_the_newest_snapshot_is_refused(sim_store: SimStore, tmp_path: Path) -> None:
+    newest = sim_store.store.snapshots()[-1].snapshot_at
+    code, _, err = report("--store", str(sim_store.path), "--since", "2999-01-01", "--out", "r.md")
+    assert code == ExitCode.CONFIG, err
+    assert f"{newest:%Y-%m-%d %H:%M:%S}" in err and "earlier" in err
+    assert not (tmp_path / "r.md").exists()

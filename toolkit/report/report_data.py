@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from toolkit import __version__
 from toolkit.audit import Catalogue, diff_snapshots, load_waivers, run_audit
 from toolkit.audit.findings import ALARMING
+from toolkit.errors import AuditError
 from toolkit.report.trends import Trends, key_reach, load_trends
 
 if TYPE_CHECKING:
@@ -82,10 +83,15 @@ def gather_report(
     judged one; ``since`` limits the trends and the evidence appendix to snapshots taken at
     or after it (naive times are UTC); ``waivers`` defaults to the configured file;
     ``checks`` to the checks ``settings`` configure (``Catalogue.select`` makes a subset).
-    Raises :class:`~toolkit.errors.AuditError` for a store without a complete snapshot or
-    an unknown snapshot id.
+    Raises :class:`~toolkit.errors.AuditError` for a store without a complete snapshot, an
+    unknown snapshot id, or a ``since`` after the newest snapshot.
     """
     since = _utc(since)
+    shown = [s for s in store.snapshots() if s.status in ("complete", "partial")]
+    snapshots = tuple(s for s in shown if since is None or s.snapshot_at >= since)
+    if since is not None and shown and not snapshots:  # none at all: the audit says so
+        newest = max(shown, key=lambda s: s.snapshot_at)
+        raise AuditError(_after_the_newest(since, newest))
     # A bad waivers file is reported before the checks run, not after.
     chosen = load_waivers(waivers) if waivers is not None else None
     con = store.duckdb()
@@ -100,11 +106,6 @@ def gather_report(
             after=result.target.snapshot_id,
             checks=Catalogue((), {}),
         )
-    snapshots = tuple(
-        s
-        for s in store.snapshots()
-        if s.status in ("complete", "partial") and (since is None or s.snapshot_at >= since)
-    )
     return ReportData(
         store_url=store.url,
         generated_at=datetime.now(UTC).replace(microsecond=0),
@@ -118,6 +119,15 @@ def gather_report(
         # The chain whole, the content of the snapshots this report presents: recomputing
         # every snapshot's content is minutes on a large store (`store verify` does it).
         verify=store.verify(content=[r.snapshot_id for r in (result.target, result.compare) if r]),
+    )
+
+
+def _after_the_newest(since: datetime, newest: SnapshotInfo) -> str:
+    """Why a report from ``since`` on would have no trends and no evidence to show."""
+    return (
+        f"since {since:%Y-%m-%d %H:%M:%S} UTC is after the newest snapshot, taken "
+        f"{newest.snapshot_at:%Y-%m-%d %H:%M:%S} UTC: the report would have no trends and no "
+        "evidence. Give an earlier --since, or leave it out for the whole history"
     )
 
 
