@@ -162,5 +162,5 @@ def write_reports(store: Store, out: Path) -> tuple[list[Path], str]:
     alarming = summary[["new", "regressed", "open"]].sum(axis=1)
     counts = ", ".join(f"{int(n)} {sev}" for sev, n in alarming.items() if n)
     resolved = int(summary["resolved"].sum())
-    line = f"{int(alarming.sum())} findings in alarm ({counts or 'none'}), {resolved} resolved"
+    line = f"{int(alarming.sum())} unresolved findings ({counts or 'none'}), {resolved} resolved"
     return paths, line

@@ -90,6 +90,15 @@ def test_bad_waivers_file(sim_store: SimStore, tmp_path: Path) -> None:
     code, _, err = report("--store", str(sim_store.path), "--waivers", str(bad))
     assert code == ExitCode.CONFIG
     assert "waiver #1" in err
+    # a waiver of a check that does not exist: the message names the file, as audit's does
+    bad.write_text(
+        '[[waivers]]\ncheck = "NOPE001"\nservice = "*"\nreason = "r"\nowner = "o"\n'
+        "expires = 2099-01-01\n",
+        encoding="utf-8",
+    )
+    code, _, err = report("--store", str(sim_store.path), "--waivers", str(bad))
+    assert code == ExitCode.CONFIG
+    assert f"{bad}: waiver #1" in " ".join(err.split()), err
 
 
 def test_unwritable_out(sim_store: SimStore, tmp_path: Path) -> None:

@@ -241,12 +241,12 @@ def test_reports_count_open_findings_by_team(html: str, report_data: ReportData)
     rows, _ = team_counts(report_data.unwaived_open)
     assert rows
     summary = html[html.index('<section id="summary">') : html.index('<section id="trends">')]
-    table = summary.split("<h3>Open findings by team</h3>", 1)[1]
+    table = summary.split("<h3>Unresolved findings by team</h3>", 1)[1]
     for row in rows:
         link = f'data-value="{escape(row["team_id"])}" data-waived="no">{escape(row["team"])}</a>'
         assert link in table
     text = render_markdown(report_data)
-    assert "## Open findings by team" in text and f"| {rows[0]['total']} |" in text
+    assert "## Unresolved findings by team" in text and f"| {rows[0]['total']} |" in text
 
 
 def test_duration_text() -> None:
@@ -271,7 +271,9 @@ def test_html_marks_waivers(html: str) -> None:
 def test_markdown(report_data: ReportData) -> None:
     text = render_report_data(report_data, "markdown")
     assert text.startswith("# Platform audit report\n")
-    assert "## Since the previous review" in text and "open findings" in text
+    assert "## Since the previous review" in text and "unresolved findings" in text
+    # the per-check table's first count is every unresolved finding, not the state open
+    assert "| check | severity | unresolved | new | regressed |" in text
     assert "## Waivers to look at" in text
     attention = text[text.index("## Waivers to look at") : text.index("## Evidence")]
     assert [line.split(" | ")[1] for line in attention.splitlines()[4:-1]] == [
@@ -352,3 +354,11 @@ def test_errors(sim_store: SimStore, report_data: ReportData, tmp_path: Path) ->
         write_report(sim_store.store, tmp_path / "x.pdf", format="pdf")
     with pytest.raises(AuditError, match="is not a committed snapshot"):
         gather_report(sim_store.store, compare_to="ffffffff")
+
+
+def test_markdown_waiver_rows_name_ids_matching_nothing() -> None:
+    from toolkit.report.text_reports import _matches
+
+    waiver = {"selector": "resources: a, b", "stale_ids": "b"}
+    assert _matches(waiver) == "resources: a, b; matching nothing: b"  # as the HTML shows them
+    assert _matches({**waiver, "stale_ids": None}) == "resources: a, b"

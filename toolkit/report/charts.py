@@ -67,7 +67,7 @@ def report_figures(data: ReportData) -> dict[str, go.Figure]:
 
 
 def open_by_area(findings: pd.DataFrame) -> go.Figure:
-    """Unwaived open findings per area, stacked by severity (horizontal bars)."""
+    """Unwaived unresolved findings per area, stacked by severity (horizontal bars)."""
     areas = [a for a in AREAS if a in set(findings.area)] + sorted(set(findings.area) - set(AREAS))
     fig = go.Figure()
     for severity in SEVERITIES:
@@ -85,7 +85,9 @@ def open_by_area(findings: pd.DataFrame) -> go.Figure:
             )
     fig.update_layout(barmode="stack", height=max(260, 60 + 34 * len(areas)))
     fig.update_yaxes(autorange="reversed", title_text="area")
-    return _finish(fig, "Open findings by area and severity", "open findings (count)", None)
+    return _finish(
+        fig, "Unresolved findings by area and severity", "unresolved findings (count)", None
+    )
 
 
 def severity_trend(series: pd.DataFrame) -> go.Figure:

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from toolkit import __version__
-from toolkit.audit import Catalogue, diff_snapshots, load_waivers, run_audit
+from toolkit.audit import Catalogue, diff_snapshots, run_audit
 from toolkit.audit.findings import ALARMING
 from toolkit.errors import AuditError
 from toolkit.report.trends import Trends, key_reach, load_trends
@@ -92,10 +92,11 @@ def gather_report(
     if since is not None and shown and not snapshots:  # none at all: the audit says so
         newest = max(shown, key=lambda s: s.snapshot_at)
         raise AuditError(_after_the_newest(since, newest))
-    # A bad waivers file is reported before the checks run, not after.
-    chosen = load_waivers(waivers) if waivers is not None else None
     con = store.duckdb()
-    result = run_audit(con, settings=settings, checks=checks, compare_to=compare_to, waivers=chosen)
+    # run_audit reads the waivers file before any check runs, and names it in its errors
+    result = run_audit(
+        con, settings=settings, checks=checks, compare_to=compare_to, waivers=waivers
+    )
     changes = None
     if result.compare is not None:
         # The findings changes are the audit's own; an empty catalogue keeps this to the

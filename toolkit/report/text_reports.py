@@ -1,6 +1,6 @@
 """The report as Markdown (tickets, pull requests), JSON and CSV (tools).
 
-Markdown has the HTML report's summary, its findings by check and the most severe open
+Markdown has the HTML report's summary, its findings by check and the most severe unresolved
 findings; every platform value goes through :func:`toolkit.audit.escape_markdown` (pipes,
 backticks, ``<`` and ``&`` escaped, line breaks folded), so a hostile name is shown, never
 interpreted. JSON carries everything the HTML report shows; CSV is one line per finding,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["render_csv", "render_json", "render_markdown"]
 
 TOP_FINDINGS = 25
-"""How many open findings the Markdown report lists (the most severe first)."""
+"""How many unresolved findings the Markdown report lists (the most severe first)."""
 
 
 def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
@@ -46,7 +46,10 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
     lines = ["# Platform audit report", "", _snapshot_line(data), ""]
     open_frame = data.unwaived_open
     by_severity = ", ".join(f"{int((open_frame.severity == s).sum())} {s}" for s in SEVERITIES)
-    lines += [f"**{len(open_frame)} open findings**: {by_severity}.", ""]
+    lines += [
+        f"**{len(open_frame)} unresolved findings** (new, regressed or open): {by_severity}.",
+        "",
+    ]
     if result.compare is not None:
         lines += [
             "## Since the previous review",
@@ -55,8 +58,8 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
             f"{counts['resolved']} resolved",
             f"- {counts['added']} services added, {counts['removed']} removed, "
             f"{counts['changed']} changed",
-            f"- {counts['waived']} open findings waived; {counts['expired']} waivers expired, "
-            f"{counts['stale']} stale",
+            f"- {counts['waived']} unresolved findings waived; {counts['expired']} waivers "
+            f"expired, {counts['stale']} stale",
             "",
         ]
         changed = changed_findings(data)
@@ -82,7 +85,7 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
         lines += ["## Waivers to look at", "", "| # | status | check | matches | owner | expires |"]
         lines.append("|---:|---|---|---|---|---|")
         lines += [
-            _row(w["entry"], w["status"], w["check_id"], w["selector"], w["owner"], w["expires"])
+            _row(w["entry"], w["status"], w["check_id"], _matches(w), w["owner"], w["expires"])
             for w in attention
         ]
         lines.append("")
@@ -91,6 +94,12 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
         newest = data.snapshots[-1]
         lines.append(f"{len(data.snapshots)} snapshots; newest chain hash `{newest.chain_hash}`.")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _matches(waiver: dict[str, Any]) -> str:
+    """A waiver's selector and, as the HTML report shows them, its ids matching nothing."""
+    stale = waiver.get("stale_ids")
+    return f"{waiver['selector']}; matching nothing: {stale}" if stale else str(waiver["selector"])
 
 
 def render_json(data: ReportData) -> str:
@@ -146,8 +155,12 @@ def _snapshot_line(data: ReportData) -> str:
 def _area_table(open_frame: pd.DataFrame) -> list[str]:
     rows = area_counts(open_frame)
     if not rows:
-        return ["No open findings.", ""]
-    lines = ["## Open findings by area", "", "| area | " + " | ".join(SEVERITIES) + " | total |"]
+        return ["No unresolved findings.", ""]
+    lines = [
+        "## Unresolved findings by area",
+        "",
+        "| area | " + " | ".join(SEVERITIES) + " | total |",
+    ]
     lines.append("|---|" + "---:|" * (len(SEVERITIES) + 1))
     lines += [_row(r["area"], *r["counts"], r["total"]) for r in rows]
     return [*lines, ""]
@@ -157,7 +170,11 @@ def _team_table(open_frame: pd.DataFrame) -> list[str]:
     rows, more = team_counts(open_frame)
     if not rows:
         return []
-    lines = ["## Open findings by team", "", "| team | " + " | ".join(SEVERITIES) + " | total |"]
+    lines = [
+        "## Unresolved findings by team",
+        "",
+        "| team | " + " | ".join(SEVERITIES) + " | total |",
+    ]
     lines.append("|---|" + "---:|" * (len(SEVERITIES) + 1))
     lines += [_row(r["team"], *r["counts"], r["total"]) for r in rows]
     if more:
@@ -174,7 +191,7 @@ def _check_table(data: ReportData) -> list[str]:
     lines = ["## Findings by check", ""]
     if busy:
         lines.append(
-            "| check | severity | open | new | regressed | waived | resolved "
+            "| check | severity | unresolved | new | regressed | waived | resolved "
             "| mean time to resolve |"
         )
         lines.append("|---|---|---:|---:|---:|---:|---:|---:|")
@@ -196,9 +213,9 @@ def _top_findings(open_frame: pd.DataFrame, top: int) -> list[str]:
         return []
     shown = rows[:top]
     title = (
-        f"## Top {len(shown)} of {len(rows)} open findings"
+        f"## Top {len(shown)} of {len(rows)} unresolved findings"
         if len(rows) > top
-        else (f"## All {len(rows)} open findings")
+        else (f"## All {len(rows)} unresolved findings")
     )
     lines = [title, "", "| severity | state | check | resource | reason |", "|---|---|---|---|---|"]
     lines += [
