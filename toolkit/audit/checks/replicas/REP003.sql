@@ -12,8 +12,9 @@ with seqs as (  -- each committed snapshot and the one before it
     from snapshots where status in ('complete', 'partial')
 ),
 counted as materialized (  -- each replica's count, with its snapshot's place in the chain
-    select r.snapshot_id, r.service_id, r.runtime_name, r.team_id, r.project_id,
-        r.environment_id, r.restart_count, s.seq, s.previous_seq, s.previous_at
+    -- (integers: the snapshot's id and time are joined to the 900,000 service rows at the end)
+    select r.service_id, r.runtime_name, r.team_id, r.project_id,
+        r.environment_id, r.restart_count, s.seq, s.previous_seq
     from replicas as r join seqs as s using (snapshot_id)
 ),
 pods as (
@@ -32,10 +33,9 @@ restarts as (
     -- from the replicas themselves: a snapshot may hold replicas of a service its services
     -- list lacks (created in between, or that list failed).
     select
-        snapshot_id, service_id, any_value(team_id) as team_id,
+        seq, service_id, any_value(team_id) as team_id,
         any_value(project_id) as project_id, any_value(environment_id) as environment_id,
-        any_value(seq) as seq, any_value(previous_seq) as previous_seq,
-        any_value(previous_at) as previous_at, count(*) as pods,
+        any_value(previous_seq) as previous_seq, count(*) as pods,
         sum(restart_count) as restarts,  -- null when no replica reports a count
         sum(case
             when not kept or restart_count < count_then then restart_count
@@ -43,11 +43,12 @@ restarts as (
         end) as increase,
         count(*) filter (where not kept or restart_count < count_then) as fresh
     from pods
-    group by snapshot_id, service_id
+    group by seq, service_id
 ),
 history as (  -- the service's count at the previous snapshot: none if it had no replicas there
-    select r.*, p.restarts as previous
+    select r.*, s.snapshot_id, s.previous_at, p.restarts as previous
     from restarts as r
+    join seqs as s using (seq)
     left join restarts as p on p.service_id = r.service_id and p.seq = r.previous_seq
 ),
 times as (  -- each snapshot time formatted once, not once per row
