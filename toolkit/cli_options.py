@@ -142,8 +142,8 @@ def output_format(
     hint: str = "",
 ) -> str:
     """The format to write: ``--format`` (or a suffix's name, ``md``), else the one
-    ``--out``'s suffix names (any case,
-    ``suffixes`` maps them; ``-``, standard output, names none), else ``default``.
+    ``--out``'s suffix names (any case, ``suffixes`` maps them; ``-``, standard output,
+    names none), else ``default``.
     Refused: an unknown ``--format``, an ``--out`` naming another format than ``--format``,
     and without ``--format`` an ``--out`` naming none; the file would hold something its
     name does not say."""
