@@ -505,12 +505,16 @@ def _rep003(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
     min_increase = spec.params["min_increase"].default
     seqs = frames["snapshots"].sort_values("seq")
     seqs = seqs.assign(previous_seq=seqs["seq"].shift(), previous_at=seqs["snapshot_at"].shift())
-    # each replica's count at the previous snapshot, if it was there
+    # each replica's count at the previous snapshot, if it was there (a merge, as the SQL's
+    # join: cheaper than sorting 1.33 million rows by two text keys for a shift)
     r = frames["replicas"].merge(seqs, on="snapshot_id")
-    r = r.sort_values(["service_id", "runtime_name", "seq"], ignore_index=True)
-    by_pod = r.groupby(["service_id", "runtime_name"], sort=False)
-    kept = by_pod["seq"].shift() == r["previous_seq"]
-    count, then = r["restart_count"], by_pod["restart_count"].shift()
+    before = r[["service_id", "runtime_name", "seq", "restart_count"]].rename(
+        columns={"seq": "previous_seq", "restart_count": "count_then"}
+    )
+    r = r.merge(before, on=["service_id", "runtime_name", "previous_seq"], how="left",
+                indicator=True)  # fmt: skip
+    kept = r.pop("_merge") == "both"
+    count, then = r["restart_count"], r["count_then"]
     # counted as a counter: new since the previous snapshot, or reset, counts from zero
     fresh = (~kept | (count < then)).fillna(False).astype(bool)
     r["increase"] = count.where(fresh, count - then)
@@ -526,11 +530,12 @@ def _rep003(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
     # SQL's sum of nulls only is null (pandas': 0)
     h["restarts"] = h["restarts"].where(h.pop("reported") > 0)
     h["increase"] = h["increase"].where(h.pop("increases") > 0)
-    h = h.sort_values(["service_id", "seq"])
-    by_service = h.groupby("service_id", sort=False)
     # the count at the previous snapshot: none when the service had no replicas there
-    counted = (by_service["seq"].shift() == h["previous_seq"]).fillna(False).astype(bool)
-    h["previous"] = by_service["restarts"].shift().where(counted).astype("Int64")
+    then_counts = h[["service_id", "seq", "restarts"]].rename(
+        columns={"seq": "previous_seq", "restarts": "previous"}
+    )
+    h = h.merge(then_counts, on=["service_id", "previous_seq"], how="left")
+    h["previous"] = h["previous"].astype("Int64")
     names = frames["services"].rename(columns={"id": "service_id"})
     h = h.merge(names, on=["snapshot_id", "service_id"], how="left")
     alarm = (h["previous"].notna() & (h["increase"] >= min_increase)).fillna(False).astype(bool)
