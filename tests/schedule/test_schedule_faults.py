@@ -6,6 +6,7 @@ import dataclasses
 import errno
 import logging
 import time
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from job_harness import Job, ScriptedLease, json_lines
@@ -228,6 +229,25 @@ def test_a_bad_waivers_file_after_the_snapshot_ends_the_run_recorded_as_config(
     failure = status["last_failure"]
     assert failure["outcome"] == "config" and "'2026-02-30' is not a real date" in failure["reason"]
     assert str(waivers) in failure["reason"] and job.snapshots() == ["complete"]
+
+
+def test_a_run_counts_the_waivers_to_look_at(job: Job, monkeypatch: pytest.MonkeyPatch) -> None:
+    today = datetime.now(UTC).date()
+    waivers = job.tmp / "waivers.toml"
+    entry = (
+        '[[waivers]]\ncheck = "BAK001"\nservice = "{}"\nreason = "r"\nowner = "o"\nexpires = {}\n'
+    )
+    waivers.write_text(
+        entry.format("*", today + timedelta(days=5))  # ends within 14 days
+        + entry.format("nothing-by-this-name", today + timedelta(days=300)),  # stale
+        encoding="utf-8",
+    )
+    settings = dataclasses.replace(_settings(job, monkeypatch, audit=True), waivers_file=waivers)
+    scheduler = Scheduler(settings, cadence=Cadence.every(30), max_runs=1,
+                          status_file=job.status_file)  # fmt: skip
+    assert scheduler.run() == ExitCode.OK
+    counts = job.status()["last_run"]["waivers"]
+    assert counts == {"expiring": 1, "expired": 0, "stale": 1, "duplicate": 0}
 
 
 def test_an_unexpected_audit_error_ends_the_run_recorded(

@@ -185,6 +185,7 @@ def _is_unavailable(status: object) -> bool:
 
 def _audit(settings: Settings, outcome: RunOutcome) -> AuditResult | None:
     from toolkit.audit import run_audit
+    from toolkit.audit.waivers import ATTENTION
     from toolkit.snapshot import Store
 
     try:
@@ -214,6 +215,17 @@ def _audit(settings: Settings, outcome: RunOutcome) -> AuditResult | None:
         for state in ("new", "regressed", "open", "resolved")
     }
     outcome.fields["audited_snapshot_id"] = result.target.snapshot_id
+    if not result.waiver_report.empty:  # for a monitor: waivers someone has to look at
+        statuses = result.waiver_report.status
+        counts = {status: int((statuses == status).sum()) for status in ATTENTION}
+        outcome.fields["waivers"] = counts
+        if any(counts.values()):
+            said = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+            logger.warning(
+                "waivers to look at: %s (`platform-audit audit` names them)",
+                said,
+                extra={"fields": {"run_id": outcome.run_id}},
+            )
     return result
 
 
