@@ -91,6 +91,12 @@ def test_payload_lists_new_findings_at_or_above_the_severity() -> None:
     assert "&lt;runs&gt; &amp;" in body  # mrkdwn escaped
     assert body.index("SEC001") < body.index("RES001")  # most severe first
     assert {b["type"] for b in payload["blocks"]} >= {"header", "section"}
+    # a variable's finding names its service: one check's findings on same-named variables
+    # in many services tell apart
+    variable = _findings([("VAR004", "high", "new", False)])
+    variable["resource_type"], variable["service_name"] = "variable", "billing"
+    line = build_payload(variable, min_severity="high", store="s", snapshot_id="x")
+    assert line is not None and "(core / shop / prod / billing)" in json.dumps(line)
     none_new = _findings([("BAK001", "critical", "open", False)])
     assert build_payload(none_new, min_severity="low", store="s", snapshot_id="x") is None
 

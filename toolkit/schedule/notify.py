@@ -27,6 +27,7 @@ import pandas as pd
 
 from toolkit.audit.check_file import SEVERITIES
 from toolkit.audit.findings import WORSENED
+from toolkit.audit.formats import owner_path
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
@@ -101,9 +102,9 @@ def build_payload(
 
 
 def _line(row: Mapping[Hashable, Any]) -> str:
-    scope = " / ".join(
-        str(row[k]) for k in ("team_name", "project_name", "environment_name") if row.get(k)
-    )
+    # where it lives, as audit's table says it: a variable's service too, so the findings of
+    # one check on same-named variables in many services tell apart
+    scope = owner_path({str(k): v for k, v in row.items()})
     name = row.get("resource_name") or row.get("resource_id") or "?"
     where = f" ({_escape(scope)})" if scope else ""
     state = row["state"]
