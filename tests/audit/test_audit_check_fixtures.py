@@ -59,6 +59,10 @@ def test_check_fixture(path: Path) -> None:
             if r["snapshot_id"] == last and (r["status"] == "alarm" or not expected)
         ]  # fmt: skip
         assert reasons and all(fixture["expect_reason_contains"] in r for r in reasons), reasons
+    owners = fixture.get("expect_owners", {})  # where a resource lives, as its rows say
+    for row in (r for r in result.to_pylist() if r["resource_id"] in owners):
+        assert {key: row[key] for key in owners[row["resource_id"]]} == owners[row["resource_id"]]
+    assert set(owners) <= set(judged.column("resource_id").to_pylist()), "an owner of no row"
     unjudged = set(fixture.get("expect_no_row", []))  # resources the check cannot judge
     assert not unjudged & {r["resource_id"] for r in result.to_pylist() if r["snapshot_id"] == last}
     for hidden in fixture.get("expect_text_excludes", []):  # a secret no row may show

@@ -13,8 +13,7 @@ with seqs as (  -- each committed snapshot and the one before it
 ),
 counted as materialized (  -- each replica's count, with its snapshot's place in the chain
     -- (integers: the snapshot's id and time are joined to the 900,000 service rows at the end)
-    select r.service_id, r.runtime_name, r.team_id, r.project_id,
-        r.environment_id, r.restart_count, s.seq, s.previous_seq
+    select r.service_id, r.runtime_name, r.restart_count, s.seq, s.previous_seq
     from replicas as r join seqs as s using (snapshot_id)
 ),
 pods as (
@@ -29,13 +28,9 @@ pods as (
 restarts as (
     -- Restarts since the previous snapshot, counted per replica as a counter: a replica new
     -- since then, or whose count went down (reset), restarted as often as it counts now. A
-    -- service-wide sum would hide one replica rising while another is replaced. Owner ids come
-    -- from the replicas themselves: a snapshot may hold replicas of a service its services
-    -- list lacks (created in between, or that list failed).
+    -- service-wide sum would hide one replica rising while another is replaced.
     select
-        seq, service_id, any_value(team_id) as team_id,
-        any_value(project_id) as project_id, any_value(environment_id) as environment_id,
-        any_value(previous_seq) as previous_seq, count(*) as pods,
+        seq, service_id, any_value(previous_seq) as previous_seq, count(*) as pods,
         sum(restart_count) as restarts,  -- null when no replica reports a count
         sum(case
             when not kept or restart_count < count_then then restart_count
@@ -51,6 +46,15 @@ history as (  -- the service's count at the previous snapshot: none if it had no
     join seqs as s using (seq)
     left join restarts as p on p.service_id = r.service_id and p.seq = r.previous_seq
 ),
+owners as (
+    -- A service's owner ids, from its replicas: a snapshot may hold replicas of a service its
+    -- services list lacks (created in between, or that list failed). No API moves a service,
+    -- so every snapshot's replicas name the same ones. Read once per service, not carried
+    -- through the 1.3 million replica rows above: that cost a sixth of the check.
+    select service_id, any_value(team_id) as team_id, any_value(project_id) as project_id,
+        any_value(environment_id) as environment_id
+    from replicas group by service_id
+),
 times as (  -- each snapshot time formatted once, not once per row
     select distinct snapshot_at, strftime(snapshot_at, '%Y-%m-%d %H:%M UTC') as text,
         to_json(snapshot_at) as json
@@ -60,7 +64,7 @@ times as (  -- each snapshot time formatted once, not once per row
 -- format() costs more (0.2 s of 900,000 rows). A json value goes into to_json as it is.
 select
     h.snapshot_id, 'service' as resource_type, h.service_id as resource_id,
-    s.name as resource_name, h.team_id, h.project_id, h.environment_id, h.service_id,
+    s.name as resource_name, o.team_id, o.project_id, o.environment_id, h.service_id,
     case when h.previous is not null and h.increase >= $min_increase then 'alarm' else 'ok' end
         as status,
     concat('Service ', coalesce(s.name, h.service_id), case
@@ -80,3 +84,4 @@ select
 from history as h
 left join services as s on s.snapshot_id = h.snapshot_id and s.id = h.service_id
 left join times as t on t.snapshot_at = h.previous_at
+left join owners as o on o.service_id = h.service_id
