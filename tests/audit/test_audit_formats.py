@@ -24,6 +24,7 @@ from rich.console import Console
 from toolkit.audit import (
     FINDING_COLUMNS,
     AuditResult,
+    Catalogue,
     escape_markdown,
     findings_table,
     render,
@@ -160,6 +161,17 @@ def test_sarif_is_valid_and_carries_the_lifecycle(result: AuditResult) -> None:
     for rule in run["tool"]["driver"]["rules"]:  # GitHub shows severity for security rules only
         assert "security" in rule["properties"]["tags"]
         assert float(rule["properties"]["security-severity"]) > 0
+
+
+def test_sarif_is_valid_with_every_builtin_rule(result: AuditResult) -> None:
+    """The rules of the shipped catalogue, security checks included (their area is one
+    of the tags every rule carries), in a log the schema accepts."""
+    findings = result.findings.iloc[0:0]
+    builtin = replace(result, checks=tuple(Catalogue.load().specs), findings=findings)
+    log = to_sarif(builtin)
+    jsonschema.validate(log, SCHEMA)
+    areas = {rule["properties"]["area"] for rule in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert "security" in areas
 
 
 def test_sarif_locations_are_paths_github_code_scanning_accepts(result: AuditResult) -> None:
