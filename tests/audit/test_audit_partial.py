@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from engine_world import engine_catalogue, history, service_id, write_store
 
-from toolkit.audit import run_audit
+from toolkit.audit import Catalogue, run_audit
 from toolkit.audit.scope import ENDPOINT_TABLES, blind_checks
 from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 from toolkit.collect.calls import READ_ENDPOINTS
@@ -215,3 +215,35 @@ def test_a_finding_last_observed_before_three_partial_snapshots_stays_listed(
     assert service_id("open") in set(result.failing("high").resource_id)
     if latest_only:
         assert list(result.read) == ids
+
+
+def test_a_reference_a_failed_listing_hides_is_not_resolved_by_it() -> None:
+    """VAR006 cannot tell a deleted service from one a failed listing left out: it returns
+    no row there (not 'ok'), so the finding is not observed rather than fixed."""
+    owner = {"team_id": "t1", "project_id": "p1", "environment_id": "e-prod"}
+    tables = {
+        "services": [{"id": "s-api", "name": "api", **owner}],
+        "variables": [
+            {"name": "DB_URL", "level": "service", "service_id": "s-api", "is_reference": True}
+            | owner
+        ],
+        "variable_references": [
+            {"variable_name": "DB_URL", "level": "service", "service_id": "s-api",
+             "position": 0, "key": "URL", "source_type": "service", "source_id": "s-gone"}
+            | owner
+        ],
+    }  # fmt: skip
+    failed = {"endpoint": "services.list", "team_id": "t1", "project_id": "p1",
+              "environment_id": "e-data", "status": 503}  # fmt: skip
+    fixture = {
+        "snapshots": [
+            {"at": "2026-01-01T00:00:00Z", "tables": tables},
+            {"at": "2026-01-02T00:00:00Z", "status": "partial",
+             "tables": tables | {"collection_errors": [failed]}},
+        ]
+    }  # fmt: skip
+    checks = [spec for spec in Catalogue.load().specs if spec.id == "VAR006"]
+    partial = fixture_snapshot_ids(2)[1]
+    audited = run_audit(fixture_connection(fixture), checks=checks, snapshot=partial)
+    finding = audited.findings.iloc[0]
+    assert (finding.state, finding.status) == ("open", "unobserved")

@@ -58,15 +58,12 @@ select
         when r.failing
             then 'Variable ' || r.variable_name || ' references ' || r.absent_count
                 || ' service(s) absent from the snapshot: ' || array_to_string(r.absent, ', ') || '.'
-        else 'Variable ' || r.variable_name || ' references ' || r.absent_count
-            || ' service(s) absent from a snapshot whose service listing failed, so not judged: '
-            || array_to_string(r.absent, ', ') || '.'
     end as reason,
-    to_json(struct_pack(
-        missing_services := case when r.failing then coalesce(r.absent, []) else [] end,
-        not_judged := case when r.failing then [] else coalesce(r.absent, []) end,
-        keys := r.keys)) as evidence
+    to_json(struct_pack(missing_services := coalesce(r.absent, []), keys := r.keys)) as evidence
 from judged r
 join owned_variables v
     on v.snapshot_id = r.snapshot_id and v.level = r.level and v.name = r.variable_name
     and v.owner_id = coalesce(r.service_id, r.environment_id, r.project_id, r.team_id)
+-- A variable referencing a service absent from a snapshot whose listing failed is not judged:
+-- no row, not 'ok', so its finding stays as it was (unobserved), not resolved by a failure.
+where r.failing or r.absent_count = 0
