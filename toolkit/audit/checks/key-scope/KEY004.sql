@@ -55,5 +55,7 @@ select
         through_reference := coalesce(k.by_reference, 0))) as evidence
 from credential_known c
 left join per_key k on k.snapshot_id = c.snapshot_id and k.credential_name = c.name
--- a key whose role or scope is unknown may read anything: no row here (KEY008 reports it)
-where c.known
+-- a key whose role or scope is unknown may read anything: no row here (KEY008 reports it),
+-- nor where it reads no protected value among those a snapshot with a failed listing or
+-- variables call holds: that snapshot may lack the ones it reads (not judged, not fixed)
+where c.known and (k.protected > 0 or c.variables_complete)
