@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.compute as pc
 import pytest
 
-from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
+from toolkit.audit.check_file import BUILTIN_CHECKS, STATUSES, discover_checks
 from toolkit.audit.check_run import run_check
 from toolkit.audit.scope import scoped
 from toolkit.audit.testing import (
@@ -69,7 +69,7 @@ def test_check_fixture(path: Path) -> None:
         texts = [f"{r['reason']} {r['evidence']}" for r in result.to_pylist()]
         assert not [t for t in texts if hidden in t], hidden
     statuses = set(result.column("status").to_pylist())
-    assert statuses <= {"alarm", "ok"}
+    assert statuses <= set(STATUSES)
     if spec.history != "all":
         _require_history_line(fixture, spec.id, result)
 

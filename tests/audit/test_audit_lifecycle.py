@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from engine_world import engine_catalogue, history, service_id
 
-from toolkit.audit import AuditError, run_audit
+from toolkit.audit import AuditError, Catalogue, run_audit
 from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 
 IDS = fixture_snapshot_ids(4)
@@ -194,3 +194,35 @@ def test_latest_only_counts_no_fix_in_a_snapshot_it_did_not_read() -> None:
     mttr = fast.mttr().set_index("check_id")
     assert mttr.loc["TST001", "resolved_count"] == 4
     assert mttr.loc["TST001", "mttr_hours"] == pytest.approx(48.0)
+
+
+def test_a_row_the_check_could_not_judge_neither_fixes_nor_starts_a_finding() -> None:
+    """DEP003 does not judge a deployment status it does not know ('unknown'): the finding
+    keeps its state there, its episode goes on, and nothing counts as resolved."""
+
+    def snapshot(n: int, status: str) -> dict[str, object]:
+        service = {"id": "s-api", "name": "api", "team_id": "t1", "last_deployment_id": "d1",
+                   "last_deployment_status": status}  # fmt: skip
+        return {"at": f"2026-01-0{n}T00:00:00Z", "tables": {"services": [service]}}
+
+    fixture = {"snapshots": [snapshot(1, "build-failed"), snapshot(2, "build-exploded"),
+                             snapshot(3, "build-failed")]}  # fmt: skip
+    checks = [spec for spec in Catalogue.load().specs if spec.id == "DEP003"]
+    ids = fixture_snapshot_ids(3)
+    con = fixture_connection(fixture)
+    middle = run_audit(con, checks=checks, snapshot=ids[1]).findings.iloc[0]
+    assert (middle.state, middle.status) == ("open", "unobserved")
+    assert "unknown state build-exploded" in middle.reason
+    last = run_audit(con, checks=checks, snapshot=ids[2])
+    assert last.findings.iloc[0].state == "open"  # not regressed: never fixed
+    assert last.findings.iloc[0].first_seen == day(1)
+    assert last.mttr().resolved_count.sum() == 0
+    assert len(last.episodes("DEP003", "s-api")) == 1
+
+
+def test_a_row_the_check_could_not_judge_is_no_finding_of_its_own() -> None:
+    service = {"id": "s-api", "name": "api", "team_id": "t1", "last_deployment_id": "d1",
+               "last_deployment_status": "build-exploded"}  # fmt: skip
+    fixture = {"snapshots": [{"at": "2026-01-01T00:00:00Z", "tables": {"services": [service]}}]}
+    checks = [spec for spec in Catalogue.load().specs if spec.id == "DEP003"]
+    assert run_audit(fixture_connection(fixture), checks=checks).findings.empty

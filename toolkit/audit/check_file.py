@@ -28,6 +28,7 @@ __all__ = [
     "HISTORIES",
     "OUTPUT_COLUMNS",
     "SEVERITIES",
+    "STATUSES",
     "CheckParam",
     "CheckSpec",
     "discover_checks",
@@ -60,6 +61,11 @@ OUTPUT_COLUMNS = (
     "reason",
     "evidence",
 )
+STATUSES = ("alarm", "ok", "unknown")
+"""A check row's ``status``: the resource is in alarm, is fine, or could not be judged from
+what the snapshot holds (a value the platform reported that the check does not know, a
+comparison with a snapshot that lacks it): a finding with an ``unknown`` row is not observed
+there, so it keeps its state, and neither ends nor starts an episode."""
 HISTORIES = ("snapshot", "previous", "all")
 """What a snapshot's rows of a check may depend on (the optional ``-- history:`` line):
 that snapshot only, it and the committed snapshot before it, or any earlier one (the

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.audit.catalogue import Catalogue
-from toolkit.audit.check_file import OUTPUT_COLUMNS, SEVERITIES
+from toolkit.audit.check_file import OUTPUT_COLUMNS, SEVERITIES, STATUSES
 from toolkit.audit.check_run import confine, ensure_views, outside_the_store, run_sql
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.lifecycle import (
@@ -376,7 +376,7 @@ def _check_rows(
     sql = (
         f"select * replace (case when {described} then reason end as reason, "
         f"case when {described} then evidence end as evidence)\n"
-        f"from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {observed}"
+        f"from (\n{spec.sql}\n) as check_rows where status <> 'ok' or {observed}"
     )
     try:
         result = run_sql(con, spec, sql, params)
@@ -415,7 +415,7 @@ def _split_check_rows(
     # The check's SQL is code from a check file, never a value; values are parameters.
     statuses_sql = (
         "select snapshot_id, resource_id, status "  # noqa: S608 - see above
-        f"from (\n{spec.sql}\n) as check_rows where status = 'alarm' or {observed}"
+        f"from (\n{spec.sql}\n) as check_rows where status <> 'ok' or {observed}"
     )
     rows_sql = (
         f"select * replace (case when {described} then reason end as reason, "
@@ -458,7 +458,8 @@ def _require_same_judgement(
 
 
 def _require_values(spec: CheckSpec, status: pa.Table, known: Collection[str]) -> None:
-    """Refuse rows the lifecycle would silently drop: a status other than 'alarm' or 'ok',
+    """Refuse rows the lifecycle would silently drop: a status other than 'alarm', 'ok' or
+    'unknown',
     no resource id, or a snapshot id the audit does not know (read from the dictionaries
     of :func:`_status`: a few values a chunk, whatever the row count)."""
 
@@ -470,8 +471,8 @@ def _require_values(spec: CheckSpec, status: pa.Table, known: Collection[str]) -
         return found
 
     problems = []
-    if odd := values("status") - {"alarm", "ok"}:
-        problems.append(f"status {_listed(odd)}, where a check returns 'alarm' or 'ok'")
+    if odd := values("status") - set(STATUSES):
+        problems.append(f"status {_listed(odd)}, where a check returns 'alarm', 'ok' or 'unknown'")
     if status.column("resource_id").null_count:
         problems.append("rows with no resource_id, which identifies a finding")
     if odd := values("snapshot_id") - set(known):

@@ -203,7 +203,8 @@ class AuditResult:
     def episodes(self, check_id: str, resource_id: str) -> pd.DataFrame:
         """The finding's alarm episodes up to the judged snapshot, oldest first: runs of
         consecutive snapshots read (:attr:`read`) in which it was in alarm, skipping those
-        that did not observe it (see :attr:`blind`). Columns
+        that did not observe it (see :attr:`blind`) or could not judge it (an ``unknown``
+        row). Columns
         ``started`` and ``last_alarm`` (snapshot times), ``snapshots`` (how many),
         ``fixed_at`` (the next snapshot observing it not in alarm; NaT while in alarm) and
         ``hours`` (``started`` to ``fixed_at``, as :meth:`mttr` averages them; NaN while
@@ -216,7 +217,9 @@ class AuditResult:
         judged = times[read & (times.seq <= self.target.seq)]
         blind = self.blind.snapshot_id[self.blind.check_id == check_id]
         seen = _row_snapshots(self.rows, check_id, resource_id)
+        unknown = _row_snapshots(self.rows, check_id, resource_id, "unknown")
         unobserved = judged.snapshot_id.isin(blind) & ~judged.snapshot_id.isin(seen)
+        unobserved |= judged.snapshot_id.isin(unknown)  # the check could not judge it there
         judged = judged[~unobserved].sort_values("seq", ignore_index=True)
         alarms = _row_snapshots(self.rows, check_id, resource_id, "alarm")
         in_alarm = judged.snapshot_id.isin(alarms)

@@ -11,7 +11,8 @@ is compared with, C (older), its state is:
 A partial snapshot may have failed to collect what a check reads (``audit_blind``): a
 finding of that check with no row there was not observed (``audit_unobserved``), and is
 taken to be as it was when last observed. Such a snapshot neither ends nor starts an
-episode, and a finding not observed at T has status ``unobserved``.
+episode, and a finding not observed at T has status ``unobserved``. So does a finding whose
+check could not judge it there (its rows there say ``unknown``), with that row's reason.
 
 With C the snapshot just before T (the default) "before C" is simply "ever before". With
 no C (T is the first snapshot) every alarm is new. ``first_seen`` and ``last_seen`` are the
@@ -22,8 +23,9 @@ all of them, or the few of a latest-only audit), the full rows of T and C as
 the others. Only the snapshots read are numbered: one left unread would look like a fix.
 
 Millions of status rows go through these queries, so they group and window over small
-integer codes (``audit_codes``: check, resource and snapshot codes and an alarm flag, with a
-table per code back to its text) and look up the text of the few findings they return.
+integer codes (``audit_codes``: check, resource and snapshot codes, alarm and unknown
+flags, with a table per code back to its text) and look up the text of the few findings
+they return.
 """
 
 from __future__ import annotations
@@ -54,15 +56,15 @@ __all__ = [
 STATES = ("new", "regressed", "open", "resolved")
 
 # One row per finding (check code c, resource code r) and snapshot (code s): in alarm when
-# any of the check's rows for that resource alarms.
+# any of the check's rows for that resource alarms, not judged (unknown) when none judged it.
 _JUDGED_SQL = """
 create or replace temp table audit_judged as
 with grouped as (
-    select c, r, s, bool_or(alarm) as alarm
+    select c, r, s, bool_or(alarm) as alarm, bool_and(unknown) as unknown
     from audit_codes
     group by c, r, s
 )
-select g.c, g.r, g.s, p.seq, p.pos, p.snapshot_at, g.alarm
+select g.c, g.r, g.s, p.seq, p.pos, p.snapshot_at, g.alarm, g.unknown
 from grouped g
 join audit_snapshot_codes k using (s)
 join audit_positions p using (snapshot_id)
@@ -118,7 +120,8 @@ observed as (
         coalesce(bool_or(alarm and seq = $target), false) as alarm_at_target,
         coalesce(bool_or(alarm and seq = $compare), false) as alarm_then,
         coalesce(bool_or(alarm and seq < $compare), false) as alarmed_before,
-        bool_or(seq = $target) as present_now,
+        bool_or(seq = $target and not unknown) as present_now,
+        coalesce(bool_or(seq = $target and unknown), false) as unknown_at_target,
         min(snapshot_at) filter (where alarm) as first_seen,
         max(snapshot_at) filter (where alarm) as last_seen,
         -- the snapshot whose row describes it: T's or C's, else (neither observed it) its
@@ -190,6 +193,7 @@ select
     f.state,
     case  -- the text is the compared snapshot's when the judged one has no row
         when f.alarm_at_target or f.present_now then f.reason
+        when f.unobserved_now and f.unknown_at_target then f.reason  -- the check says why not
         when f.unobserved_now then concat('not collected: ', f.reason)
         else concat('gone: ', f.reason)  -- no row, in a snapshot that saw all it reads
     end as reason,
@@ -262,7 +266,8 @@ order by c.severity_rank, c.check_id
 
 # A finding (ever in alarm) not observed in a snapshot: its check reads a table that a failed
 # call left short there (audit_blind, from collection_errors), and it has no row there. Only
-# partial snapshots can be blind, and their ok rows are all kept, so "no row" is known.
+# partial snapshots can be blind, and their ok rows are all kept, so "no row" is known. Or its
+# check could not judge it there: its rows there are 'unknown' (kept in every snapshot).
 _UNOBSERVED_SQL = """
 create or replace temp table audit_unobserved as
 with blind as (
@@ -278,12 +283,18 @@ select a.c, a.r, b.pos, b.seq, b.snapshot_at
 from alarmed a
 join blind b using (c)
 where not exists (select 1 from audit_judged j where j.c = a.c and j.r = a.r and j.pos = b.pos)
+union all
+select j.c, j.r, j.pos, j.seq, j.snapshot_at
+from audit_judged j
+semi join (select distinct c, r from audit_judged where unknown) u using (c, r)
+semi join (select distinct c, r from audit_judged where alarm) a using (c, r)
+where j.unknown
 """
 
 
 def register_rows(con: duckdb.DuckDBPyConnection, status: pa.Table) -> None:
     """Register the check rows' statuses (``check_id, snapshot_id, resource_id, status``,
-    dictionary-encoded) as ``audit_codes`` (``c, r, s, alarm``) and one table per code
+    dictionary-encoded) as ``audit_codes`` (``c, r, s, alarm, unknown``) and one table per code
     (``audit_check_codes``, ``audit_resource_codes``, ``audit_snapshot_codes``).
 
     Once the chunks share one dictionary per column, a value's index in it is its code.
@@ -297,11 +308,13 @@ def register_rows(con: duckdb.DuckDBPyConnection, status: pa.Table) -> None:
         index = pa.array(range(len(names)), pa.int32())
         con.register(f"audit_{_CODE_TABLES[code]}_codes", pa.table({code: index, column: names}))
     statuses = unified.column("status")
-    alarm_code = pc.index(_dictionary(statuses), "alarm").as_py()  # -1: no alarm at all
-    alarm = pa.chunked_array(
-        [pc.equal(chunk.indices, alarm_code) for chunk in statuses.chunks], pa.bool_()
-    )
-    con.register("audit_codes", pa.table({**codes, "alarm": alarm}))
+    flags = {}
+    for status in ("alarm", "unknown"):
+        code = pc.index(_dictionary(statuses), status).as_py()  # -1: no such row at all
+        flags[status] = pa.chunked_array(
+            [pc.equal(chunk.indices, code) for chunk in statuses.chunks], pa.bool_()
+        )
+    con.register("audit_codes", pa.table({**codes, **flags}))
 
 
 _CODE_TABLES = {"c": "check", "r": "resource", "s": "snapshot"}

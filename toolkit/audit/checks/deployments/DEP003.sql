@@ -25,7 +25,7 @@ with judged as (
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
     team_id, project_id, environment_id, id as service_id,
-    case when failed then 'alarm' else 'ok' end as status,
+    case when failed then 'alarm' when unknown then 'unknown' else 'ok' end as status,
     case
         when failed then format('The last deployment {} of service {} ended {}: {}.',
             coalesce(last_deployment_id, '(no id)'), coalesce(name, id), last_deployment_status,

@@ -34,7 +34,9 @@ select
     c.snapshot_id, 'credential' as resource_type, c.name as resource_id, c.name as resource_name,
     null::varchar as team_id, null::varchar as project_id, null::varchar as environment_id,
     null::varchar as service_id,
-    case when count(n.resource_id) filter (where n.gained) > 0 then 'alarm' else 'ok' end as status,
+    case when count(n.resource_id) filter (where n.gained) > 0 then 'alarm'
+        when c.was_there and not (c.known_now and c.known_before) then 'unknown'
+        else 'ok' end as status,
     case
         when not c.was_there then 'Key ' || c.name || ' was not in the previous snapshot: nothing to compare.'
         when not (c.known_now and c.known_before) then 'Cannot compare key ' || c.name || ' with the previous snapshot: its role or scope is unknown in '

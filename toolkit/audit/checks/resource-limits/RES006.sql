@@ -44,7 +44,7 @@ judged as (
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
     team_id, project_id, environment_id, id as service_id,
-    case when not_raised then 'alarm' else 'ok' end as status,
+    case when not_raised then 'alarm' when unknown then 'unknown' else 'ok' end as status,
     case
         when oom_at is null then format(
             'Service {} was not OOM-killed in the last {} days.', coalesce(name, id), $window_days)

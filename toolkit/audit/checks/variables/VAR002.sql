@@ -45,7 +45,8 @@ shadows as (
 select
     p.snapshot_id, 'variable' as resource_type, p.variable_id as resource_id,
     p.name as resource_name, p.team_id, p.project_id, p.environment_id, p.service_id,
-    case when s.shadows > 0 then 'alarm' else 'ok' end as status,
+    case when s.shadows > 0 then 'alarm' when s.unjudged > 0 then 'unknown' else 'ok' end
+        as status,
     case when s.shadows > 0
         then 'Protected variable ' || p.name || ' is also defined by ' || s.shadows
             || ' other variable(s) in its scope (' || s.levels || ').'

@@ -12,8 +12,9 @@ select
     team_id, project_id, environment_id, service_id,
     -- a redacted value (viewer key) hides whether it is a reference: not judged, and VAR009
     -- reports the redaction
-    case when not coalesce(is_protected, false) and is_reference = false
-        then 'alarm' else 'ok' end as status,
+    case when not coalesce(is_protected, false) and is_reference = false then 'alarm'
+        when not coalesce(is_protected, false) and is_reference is null then 'unknown'
+        else 'ok' end as status,
     case
         when coalesce(is_protected, false)
             then 'Variable ' || name || ' looks like a secret and is protected by its service.'
