@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
     from toolkit.audit import AuditResult
     from toolkit.audit.diff import SnapshotDiff
+    from toolkit.audit.findings import SnapshotRef
 
 __all__ = ["audit_command", "checks_command", "diff_command", "finding_command", "register"]
 
@@ -412,7 +413,7 @@ def diff_command(
     format: TableOrJsonOpt = "table",
     waivers: WaiversOpt = None,
 ) -> None:
-    """Show services added, removed and changed, and findings new, regressed or resolved."""
+    """Show services added, removed, changed or not collected, and findings that changed."""
     from toolkit.audit import diff_snapshots
     from toolkit.snapshot import Store
 
@@ -431,11 +432,14 @@ def diff_command(
             sys.stdout.write(json.dumps(diff_json(change), indent=2, ensure_ascii=False) + "\n")
         else:
             console.print(diff_renderable(change))
+    for message in _diff_partial_messages(change):
+        err.print(Text(message))
 
 
 def diff_json(change: SnapshotDiff) -> dict[str, Any]:
-    """The diff as JSON-ready data."""
-    from toolkit.audit.formats import frame_records
+    """The diff as JSON-ready data: each snapshot with its time and status (``partial``:
+    some calls failed), the services by change, and the findings with status and owners."""
+    from toolkit.audit.formats import frame_records, ref_json
 
     def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         rows = frame_records(frame)
@@ -444,55 +448,101 @@ def diff_json(change: SnapshotDiff) -> dict[str, Any]:
                 row["changed_fields"] = [str(f) for f in row["changed_fields"]]
         return rows
 
-    columns = ["check_id", "severity", "state", "resource_id", "resource_name", "reason",
-               "waived", "waiver_owner", "waiver_reason", "waiver_expires"]  # fmt: skip
+    columns = ["check_id", "severity", "state", "status", "resource_type", "resource_id",
+               "resource_name", "team_id", "team_name", "project_id", "project_name",
+               "environment_id", "environment_name", "service_id", "service_name", "reason",
+               "waived", "waiver_status", "waiver_owner", "waiver_reason",
+               "waiver_expires"]  # fmt: skip
     return {
-        "from": change.before.snapshot_id,
-        "to": change.after.snapshot_id,
+        "from": ref_json(change.before),
+        "to": ref_json(change.after),
         "services": {
             "added": records(change.added),
             "removed": records(change.removed),
             "changed": records(change.changed),
+            "not_collected": records(change.not_collected),
         },
         "findings": records(change.findings[columns]),
     }
 
 
 def diff_renderable(change: SnapshotDiff) -> RenderableType:
-    """Rich tables of a diff; every cell is plain text, control characters shown as escapes."""
-    from toolkit.audit.formats import frame_records, visible, waiver_line
+    """Rich tables of a diff; every cell is plain text, control characters shown as escapes
+    (line breaks too, in names: one would pass for the next row)."""
+    from toolkit.audit.formats import frame_records, owner_path, visible, waiver_line
 
-    title = f"from {change.before.snapshot_id} to {change.after.snapshot_id}"
+    def named(name: object, where: str) -> Text:  # as the audit's "resource / where"
+        cell = Text(visible(name, keep=""))
+        if where:
+            cell.append(f"\n{visible(where, keep='')}", style="dim")
+        return cell
+
+    def ref(snapshot: SnapshotRef) -> str:
+        return snapshot.snapshot_id + (" (partial)" if snapshot.status == "partial" else "")
+
+    title = f"from {ref(change.before)} to {ref(change.after)}"
     # Lighter boxes, and long ids and field names fold rather than end in "…": a terminal's
     # 80 columns must not hide which service or field changed.
     services = Table(title=Text(f"services {title}"), box=box.SIMPLE_HEAD)
-    for column in ("change", "service", "id", "fields"):
+    for column in ("change", "service / where", "id", "fields"):
         services.add_column(column, overflow="fold")
     for label, frame in (
         ("added", change.added),
         ("removed", change.removed),
         ("changed", change.changed),
+        ("not collected", change.not_collected),
     ):
         for row in frame_records(frame):
             fields = ", ".join(str(f) for f in row.get("changed_fields", []))
+            if "missing_from" in row:
+                fields = f"a listing failed in --{row['missing_from']}"
             services.add_row(
                 Text(label),
-                Text(visible(row["name"])),
-                Text(visible(row["id"])),
-                Text(visible(fields)),
+                named(row["name"] or row["id"], owner_path({**row, "resource_type": "service"})),
+                Text(visible(row["id"], keep="")),
+                Text(visible(fields, keep="")),
             )
     findings = Table(title=Text("findings"), box=box.SIMPLE_HEAD)
-    for column in ("state", "severity", "check", "resource", "reason"):
+    for column in ("state", "severity", "check", "resource / where", "reason"):
         findings.add_column(column, overflow="fold")
     for f in frame_records(change.findings):
         reason = Text(visible(f["reason"] or ""))
         if f["waived"]:
             reason.append(f"\n{waiver_line(f)}", style="dim")
         findings.add_row(
-            Text(visible(f["state"])),
-            Text(visible(f["severity"])),
-            Text(visible(f["check_id"])),
-            Text(visible(f["resource_name"] or f["resource_id"])),
+            Text(visible(f["state"], keep="")),
+            Text(visible(f["severity"], keep="")),
+            Text(visible(f["check_id"], keep="")),
+            named(f["resource_name"] or f["resource_id"], owner_path(f)),
             reason,
         )
     return Group(services, findings)
+
+
+def _diff_partial_messages(change: SnapshotDiff) -> list[str]:
+    """A note for each side of the diff that is partial: what its failed calls did not
+    collect is neither removed nor added, nor fixed."""
+    notes = []
+    for snapshot in change.partial:
+        side = "to" if snapshot is change.after else "from"
+        lost = int((change.not_collected.missing_from == side).sum())
+        services = (
+            f"{lost} service(s) missing from it because a listing failed are shown as not "
+            f"collected, not as {'removed' if side == 'to' else 'added'}"
+            if lost
+            else "no service is missing from it for a failed listing"
+        )
+        at = change.blind.snapshot_id == snapshot.snapshot_id
+        blind = sorted(set(change.blind.check_id[at]))
+        shown = ", ".join(blind[:8]) + (", ..." if len(blind) > 8 else "")
+        checks = (
+            f"{len(blind)} check(s) could not see all they read there ({shown}): what they "
+            "did not see keeps its last state"
+            if blind
+            else "no check reads what failed"
+        )
+        notes.append(
+            f"note: the --{side} snapshot {snapshot.snapshot_id} is partial (its table "
+            f"collection_errors says which calls failed); {services}; {checks}"
+        )
+    return notes

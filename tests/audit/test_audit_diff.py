@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from engine_world import ENGINE_CHECKS
+from engine_world import ENGINE_CHECKS, config_file, engine_catalogue, history, write_store
 from typer.testing import CliRunner
 
 from toolkit.audit import AuditError, Catalogue, diff_snapshots
+from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 from toolkit.cli import ExitCode, app
 from toolkit.config import Credential, Settings
 from toolkit.sim import Simulator, SimulatorServer
@@ -93,8 +94,8 @@ def test_diff_with_builtin_checks_and_the_command(
     )
     assert outcome.exit_code == 0, outcome.stderr
     data = json.loads(outcome.stdout)
-    assert set(data["services"]) == {"added", "removed", "changed"}
-    assert data["to"] == store.snapshots()[-1].snapshot_id
+    assert set(data["services"]) == {"added", "removed", "changed", "not_collected"}
+    assert data["to"]["snapshot_id"] == store.snapshots()[-1].snapshot_id
     table = runner.invoke(app, ["diff", "--store", store.url, "--config", str(config)])
     assert table.exit_code == 0 and "services from" in table.stdout
 
@@ -158,3 +159,158 @@ def test_diff_shows_a_waived_finding_with_its_waiver(
     table = runner.invoke(app, [*base, "--waivers", str(waivers)], env={"COLUMNS": "200"})
     assert table.exit_code == 0, table.stderr
     assert "waived by ops@example.com until 2099-01-01" in table.stdout
+
+
+IDS = fixture_snapshot_ids(4)
+PROD = {"team_id": "t-pay", "project_id": "p-shop", "environment_id": "e-prod"}
+NO_CHECKS = Catalogue((), {})
+
+
+def partial_day3(endpoint: str, owner: dict[str, str], **error: Any) -> dict[str, Any]:
+    """The engine history with day 3 partial: a call of ``endpoint`` for ``owner`` failed.
+    'open' (payments / shop / production) is missing from it, and so is 'fine' (core /
+    shop / staging), which day 4 has again."""
+    fixture = history()
+    day3 = fixture["snapshots"][2]
+    day3["status"] = "partial"
+    tables = day3["tables"]
+    tables["services"] = [s for s in tables["services"] if s["id"] not in ("svc-open", "svc-fine")]
+    failed = {"endpoint": endpoint, "method": "GET", "status": 503, "not_visible": False}
+    tables["collection_errors"] = [{**failed, "error_type": "unavailable", **owner, **error}]
+    return fixture
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "owner", "error", "lost"),
+    [
+        ("services.list", PROD, {}, {"svc-open"}),
+        ("environments.list", {"team_id": "t-pay", "project_id": "p-shop"}, {}, {"svc-open"}),
+        ("projects.list", {"team_id": "t-pay"}, {}, {"svc-open"}),
+        ("teams.list", {}, {}, {"svc-open", "svc-fine"}),  # nothing below it was listed
+        ("services.list", PROD, {"error_type": "schema_drift", "table_name": "services"},
+         {"svc-open"}),  # a row missing its id is dropped
+        # not what lists services: their absence is real
+        ("variables.list", PROD, {}, set()),
+        ("services.list", PROD, {"error_type": "schema_drift", "table_name": "service_ports"},
+         set()),
+        ("services.list", PROD, {"status": 404, "not_visible": True}, set()),
+    ],
+)  # fmt: skip
+def test_a_service_a_failed_listing_did_not_collect_is_neither_removed_nor_added(
+    endpoint: str, owner: dict[str, str], error: dict[str, Any], lost: set[str]
+) -> None:
+    con = fixture_connection(partial_day3(endpoint, owner, **error))
+    into = diff_snapshots(con, before=IDS[1], after=IDS[2], checks=NO_CHECKS)
+    assert into.after.status == "partial"
+    assert set(into.removed.id) == {"svc-open", "svc-fine"} - lost
+    assert set(into.not_collected.id) == lost
+    assert set(into.not_collected.missing_from) <= {"to"}
+    out = diff_snapshots(con, before=IDS[2], after=IDS[3], checks=NO_CHECKS)
+    assert set(out.added.id) == {"svc-open", "svc-fine"} - lost
+    assert set(out.not_collected.id) == lost
+    assert set(out.not_collected.missing_from) <= {"from"}
+    assert set(out.removed.id) == {"svc-gone"}  # day 4 is complete: gone is gone
+
+
+def test_a_finding_a_partial_snapshot_did_not_observe_is_listed_unobserved_not_resolved() -> None:
+    con = fixture_connection(partial_day3("services.list", PROD))
+    change = diff_snapshots(con, before=IDS[1], after=IDS[2], checks=engine_catalogue())
+    findings = change.findings.set_index(["check_id", "resource_id"])
+    row = findings.loc[("TST001", "svc-open")]
+    assert (row.state, row.status) == ("open", "unobserved")
+    assert row.reason.startswith("not collected: ")
+    assert not (
+        (change.findings.status == "unobserved") & (change.findings.state == "resolved")
+    ).any()
+    assert set(change.blind.snapshot_id) == {IDS[2]} and "TST001" in set(change.blind.check_id)
+
+
+def _store_ids(root: Path, fixture: dict[str, Any]) -> list[str]:
+    store = write_store(root / "store", fixture)
+    return [s.snapshot_id for s in store.snapshots()]
+
+
+def test_the_command_says_which_side_is_partial(tmp_path: Path) -> None:
+    ids = _store_ids(tmp_path, partial_day3("services.list", PROD))
+    argv = ["diff", "--store", str(tmp_path / "store"), "--config", str(config_file(tmp_path))]
+    runner = CliRunner()
+    outcome = runner.invoke(app, [*argv, "--from", ids[1], "--to", ids[2], "--format", "json"])
+    assert outcome.exit_code == 0, outcome.stderr
+    data = json.loads(outcome.stdout)
+    assert (data["from"]["status"], data["to"]["status"]) == ("complete", "partial")
+    assert data["to"]["snapshot_at"] == "2026-01-03T00:00:00+00:00"
+    assert [s["id"] for s in data["services"]["removed"]] == ["svc-fine"]
+    assert [(s["id"], s["missing_from"]) for s in data["services"]["not_collected"]] == [
+        ("svc-open", "to")
+    ]
+    note = f"note: the --to snapshot {ids[2]} is partial"
+    said = " ".join(outcome.stderr.split())
+    assert note in said and "1 service(s) missing from it because a listing failed" in said
+    table = runner.invoke(app, [*argv, "--from", ids[2], "--to", ids[3]])
+    assert table.exit_code == 0, table.stderr
+    assert f"note: the --from snapshot {ids[2]} is partial" in " ".join(table.stderr.split())
+    assert "not collected" in table.stdout and "(partial)" in table.stdout
+    whole = runner.invoke(app, [*argv, "--from", ids[0], "--to", ids[1]])
+    assert whole.exit_code == 0 and "partial" not in whole.stderr
+
+
+def test_json_findings_carry_status_waiver_status_and_owners(tmp_path: Path) -> None:
+    ids = _store_ids(tmp_path, partial_day3("services.list", PROD))
+    argv = ["diff", "--store", str(tmp_path / "store"), "--config", str(config_file(tmp_path))]
+    outcome = CliRunner().invoke(app, [*argv, "--from", ids[1], "--to", ids[2], "--format", "json"])
+    assert outcome.exit_code == 0, outcome.stderr
+    findings = {
+        (f["check_id"], f["resource_id"]): f for f in json.loads(outcome.stdout)["findings"]
+    }
+    unobserved = findings["TST001", "svc-open"]
+    assert unobserved["status"] == "unobserved" and unobserved["waiver_status"] is None
+    assert {k: unobserved[k] for k in PROD} == PROD
+    assert unobserved["environment_name"] == "production"
+    assert {f["status"] for f in findings.values()} <= {"alarm", "ok", "absent", "unobserved"}
+
+
+def _renamed(names: dict[str, str], teams: dict[str, str] | None = None) -> dict[str, Any]:
+    fixture = history()
+    for snapshot in fixture["snapshots"]:
+        tables = snapshot["tables"]
+        for service in tables["services"]:
+            service["name"] = names.get(service["id"], service["name"])
+        for team in tables["teams"]:
+            team["name"] = (teams or {}).get(team["id"], team["name"])
+    return fixture
+
+
+def test_the_table_escapes_line_breaks_in_names(tmp_path: Path) -> None:
+    fixture = _renamed({"svc-gone": "gone\nsecond", "svc-resolved": "fixed\rthere"},
+                       teams={"t-core": "core\nplatform"})  # fmt: skip
+    _store_ids(tmp_path, fixture)
+    argv = ["diff", "--store", str(tmp_path / "store"), "--config", str(config_file(tmp_path))]
+    outcome = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
+    assert outcome.exit_code == 0, outcome.stderr
+    shown = outcome.stdout
+    assert "gone\\x0asecond" in shown and "fixed\\x0dthere" in shown  # removed, resolved
+    assert "core\\x0aplatform / shop / staging" in shown
+    lines = shown.splitlines()
+    assert not any(line.strip().startswith(("second", "platform", "there")) for line in lines)
+
+
+def test_the_table_says_where_same_named_resources_live(tmp_path: Path) -> None:
+    # 'new' (payments, staging) and 'regressed' (core, production) both change and alarm
+    _store_ids(tmp_path, _renamed({"svc-new": "scheduler", "svc-regressed": "scheduler"}))
+    argv = ["diff", "--store", str(tmp_path / "store"), "--config", str(config_file(tmp_path))]
+    outcome = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
+    assert outcome.exit_code == 0, outcome.stderr
+    rows = [" ".join(line.split()) for line in outcome.stdout.splitlines()]
+    # each row that names scheduler has its owner path on the line under it
+    where = {
+        (row.split()[0], rows[n + 1])
+        for n, row in enumerate(rows)
+        if row.startswith(("changed scheduler", "new high TST001 scheduler",
+                           "regressed high TST001 scheduler"))
+    }  # fmt: skip
+    assert where == {
+        ("changed", "payments / shop / staging"),
+        ("changed", "core-platform / shop / production"),
+        ("new", "payments / shop / staging"),
+        ("regressed", "core-platform / shop / production"),
+    }

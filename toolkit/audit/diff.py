@@ -1,12 +1,18 @@
-"""What changed between two snapshots: services added, removed or changed, and findings.
+"""What changed between two snapshots: services added, removed, changed or not collected,
+and findings.
 
 Services are compared on their flattened rows (every declared column but the snapshot
-columns), so a changed service lists the fields that differ. Findings changes are the
-audit of the newer snapshot compared with the older one: new, regressed and resolved.
+columns), so a changed service lists the fields that differ. A service missing from a
+partial snapshot because the listing that covers it failed there (its environment's
+services listing, or a teams, projects or environments listing above it: the failures the
+audit engine counts as leaving ``services`` short, :data:`~toolkit.audit.scope.ENDPOINT_TABLES`)
+is not collected, neither removed nor added. Findings changes are the audit of the newer
+snapshot compared with the older one: new, regressed and resolved, and those the newer
+snapshot did not observe (status ``unobserved``: the engine keeps their last state).
 Example::
 
     change = diff_snapshots(Store.open("data/store"))        # the two newest complete
-    change.added, change.removed, change.changed, change.findings
+    change.added, change.removed, change.changed, change.not_collected, change.findings
 """
 
 from __future__ import annotations
@@ -14,8 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from toolkit.audit.engine import committed_snapshots, run_audit, select_snapshots
 from toolkit.audit.lifecycle import query_frame
+from toolkit.audit.scope import ENDPOINT_TABLES
 from toolkit.errors import AuditError
 from toolkit.snapshot import SNAPSHOT_AT, SNAPSHOT_ID, TABLES, Store
 
@@ -24,7 +33,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     import duckdb
-    import pandas as pd
 
     from toolkit.audit.catalogue import Catalogue
     from toolkit.audit.findings import SnapshotRef
@@ -33,23 +41,38 @@ if TYPE_CHECKING:
 
 __all__ = ["SnapshotDiff", "diff_snapshots"]
 
-_IDENTITY = "id, name, team_id, project_id, environment_id"
-
 
 @dataclass(frozen=True, eq=False)
 class SnapshotDiff:
-    """Inventory and findings changes from ``before`` to ``after``."""
+    """Inventory and findings changes from ``before`` to ``after``.
+
+    Service frames have ``id, name`` and the owners' ids and names (``team_id``,
+    ``team_name``, ... ``environment_name``); ``changed`` adds ``changed_fields``.
+    ``not_collected`` has the services missing from one side only because a listing that
+    covers them failed there, with ``missing_from`` (``"from"``: the older, ``"to"``: the
+    newer). ``findings`` are the audit's rows (:data:`~toolkit.audit.FINDING_COLUMNS`) that
+    are not simply open; ``blind`` its ``check_id, snapshot_id`` of checks that could not
+    see all they read in a partial snapshot.
+    """
 
     before: SnapshotRef
     after: SnapshotRef
     added: pd.DataFrame
     removed: pd.DataFrame
     changed: pd.DataFrame
+    not_collected: pd.DataFrame
     findings: pd.DataFrame
+    blind: pd.DataFrame
 
     @property
     def empty(self) -> bool:
-        return all(f.empty for f in (self.added, self.removed, self.changed, self.findings))
+        frames = (self.added, self.removed, self.changed, self.not_collected, self.findings)
+        return all(f.empty for f in frames)
+
+    @property
+    def partial(self) -> tuple[SnapshotRef, ...]:
+        """``before`` and ``after`` when partial (some calls failed): outputs say so."""
+        return tuple(s for s in (self.before, self.after) if s.status == "partial")
 
 
 def diff_snapshots(
@@ -80,10 +103,11 @@ def diff_snapshots(
             f"snapshot {newer.snapshot_id} has no complete snapshot before it to compare "
             f"with: {hint}"
         )
-    params = {"before": older.snapshot_id, "after": newer.snapshot_id}
-    added = query_frame(con, _presence_sql("after", "before"), params)
-    removed = query_frame(con, _presence_sql("before", "after"), params)
-    changed = query_frame(con, _CHANGED_SQL, params)
+    added, missing_before = _presence(con, present=newer, absent=older)
+    removed, missing_after = _presence(con, present=older, absent=newer)
+    changed = query_frame(
+        con, _CHANGED_SQL, {"before": older.snapshot_id, "after": newer.snapshot_id}
+    )
     audit = run_audit(
         con,
         settings=settings,
@@ -92,18 +116,79 @@ def diff_snapshots(
         compare_to=older.snapshot_id,
         waivers=waivers,
     )
-    findings = audit.findings[audit.findings.state != "open"].reset_index(drop=True)
-    return SnapshotDiff(older, newer, added, removed, changed, findings)
-
-
-def _presence_sql(present: str, absent: str) -> str:
-    return (
-        f"select {_IDENTITY} from services where snapshot_id = ${present} "  # noqa: S608 - constant text
-        f"and id not in (select id from services where snapshot_id = ${absent}) order by name, id"
+    findings = audit.findings
+    # An open finding the newer snapshot did not observe is listed: it may have changed.
+    shown = (findings.state != "open") | (findings.status == "unobserved")
+    return SnapshotDiff(
+        before=older,
+        after=newer,
+        added=added,
+        removed=removed,
+        changed=changed,
+        not_collected=pd.concat(
+            [missing_after.assign(missing_from="to"), missing_before.assign(missing_from="from")],
+            ignore_index=True,
+        ),
+        findings=findings[shown].reset_index(drop=True),
+        blind=audit.blind,
     )
 
 
-def _changed_fields_sql() -> str:
+def _presence(
+    con: duckdb.DuckDBPyConnection, *, present: SnapshotRef, absent: SnapshotRef
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The services of ``present`` that ``absent`` lacks: those whose absence is real, and
+    those a failed listing of ``absent`` did not collect."""
+    params = {
+        "present": present.snapshot_id,
+        "absent": absent.snapshot_id,
+        "services_kept": _SERVICES_KEPT_BY,
+    }
+    frame = query_frame(con, _PRESENCE_SQL, params)
+    lost = frame.pop("not_collected").astype(bool)
+    return frame[~lost].reset_index(drop=True), frame[lost].reset_index(drop=True)
+
+
+_SERVICES_KEPT_BY = sorted(e for e, tables in ENDPOINT_TABLES.items() if "services" not in tables)
+"""Endpoints whose failure leaves ``services`` whole; any other (the hierarchy listings, an
+endpoint the engine does not know) leaves it short, as the audit engine counts blindness."""
+
+_OWNER_NAMES = """
+    left join teams t on t.snapshot_id = s.snapshot_id and t.id = s.team_id
+    left join projects p on p.snapshot_id = s.snapshot_id and p.id = s.project_id
+    left join environments e on e.snapshot_id = s.snapshot_id and e.id = s.environment_id
+"""
+_IDENTITY = """s.id, s.name, s.team_id, t.name as team_name, s.project_id,
+    p.name as project_name, s.environment_id, e.name as environment_name"""
+
+# A failed call covers a service when each owner id it names is the service's (a services
+# listing names the environment; a projects listing only the team; a teams listing none).
+_PRESENCE_SQL = f"""
+with failed as (
+    select team_id, project_id, environment_id, service_id
+    from collection_errors
+    where snapshot_id = $absent and not coalesce(not_visible, false)
+        and coalesce(table_name = 'services', not list_contains($services_kept, endpoint))
+        and snapshot_id in (select snapshot_id from snapshots where status = 'partial')
+)
+select {_IDENTITY},
+    exists (
+        select 1 from failed f
+        where coalesce(f.team_id = s.team_id, true)
+            and coalesce(f.project_id = s.project_id, true)
+            and coalesce(f.environment_id = s.environment_id, true)
+            and coalesce(f.service_id = s.id, true)
+    ) as not_collected
+from services s
+{_OWNER_NAMES}
+where s.snapshot_id = $present
+    and s.id not in (select id from services where snapshot_id = $absent)
+order by s.name, s.id
+"""  # noqa: S608 - constant text
+
+
+def _changed_fields_sql(old: str, new: str) -> str:
+    """The names of the columns whose values differ between aliases ``old`` and ``new``."""
     # Column names come from the declared schema, never from input.
     columns = [
         name
@@ -111,18 +196,18 @@ def _changed_fields_sql() -> str:
         if name not in (SNAPSHOT_ID, SNAPSHOT_AT, "id")
     ]
     checks = ", ".join(
-        f'case when a."{c}" is distinct from b."{c}" then \'{c}\' end' for c in columns
+        f'case when {old}."{c}" is distinct from {new}."{c}" then \'{c}\' end' for c in columns
     )
     return f"list_filter([{checks}], lambda x: x is not null)"
 
 
 _CHANGED_SQL = f"""
 select * from (
-    select b.id, b.name, b.team_id, b.project_id, b.environment_id,
-           {_changed_fields_sql()} as changed_fields
+    select {_IDENTITY}, {_changed_fields_sql("a", "s")} as changed_fields
     from services a
-    join services b on a.id = b.id
-    where a.snapshot_id = $before and b.snapshot_id = $after
+    join services s on a.id = s.id
+    {_OWNER_NAMES}
+    where a.snapshot_id = $before and s.snapshot_id = $after
 )
 where len(changed_fields) > 0
 order by name, id
