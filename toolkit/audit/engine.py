@@ -459,9 +459,8 @@ def _require_same_judgement(
 
 def _require_values(spec: CheckSpec, status: pa.Table, known: Collection[str]) -> None:
     """Refuse rows the lifecycle would silently drop: a status other than 'alarm', 'ok' or
-    'unknown',
-    no resource id, or a snapshot id the audit does not know (read from the dictionaries
-    of :func:`_status`: a few values a chunk, whatever the row count)."""
+    'unknown', no resource id, or a snapshot id the audit does not know (read from the
+    dictionaries of :func:`_status`: a few values a chunk, whatever the row count)."""
 
     def values(name: str) -> set[str | None]:
         column = status.column(name)

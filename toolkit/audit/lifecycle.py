@@ -286,7 +286,6 @@ where not exists (select 1 from audit_judged j where j.c = a.c and j.r = a.r and
 union all
 select j.c, j.r, j.pos, j.seq, j.snapshot_at
 from audit_judged j
-semi join (select distinct c, r from audit_judged where unknown) u using (c, r)
 semi join (select distinct c, r from audit_judged where alarm) a using (c, r)
 where j.unknown
 """
