@@ -287,20 +287,25 @@ def _partial_messages(result: AuditResult) -> list[str]:
     notes = []
     for snapshot in result.partial:
         role = "judged" if snapshot is result.target else "compared"
-        at = result.blind.snapshot_id == snapshot.snapshot_id
-        blind = sorted(set(result.blind.check_id[at]))
-        shown = ", ".join(blind[:8]) + (", ..." if len(blind) > 8 else "")
-        said = (
-            f"{len(blind)} check(s) could not see all they read ({shown}): what they did not "
-            "see keeps its last state"
-            if blind
-            else "no check reads what failed"
-        )
         notes.append(
             f"note: the {role} snapshot {snapshot.snapshot_id} is partial (its table "
-            f"collection_errors says which calls failed); {said}"
+            f"collection_errors says which calls failed); "
+            f"{_blind_text(result.blind, snapshot.snapshot_id)}"
         )
     return notes
+
+
+def _blind_text(blind: pd.DataFrame, snapshot_id: str) -> str:
+    """Which checks could not see all they read in a partial snapshot (``blind``:
+    ``check_id, snapshot_id``), for the notes of ``audit`` and ``diff``."""
+    checks = sorted(set(blind.check_id[blind.snapshot_id == snapshot_id]))
+    if not checks:
+        return "no check reads what failed"
+    shown = ", ".join(checks[:8]) + (", ..." if len(checks) > 8 else "")
+    return (
+        f"{len(checks)} check(s) could not see all they read ({shown}): what they did not "
+        "see keeps its last state"
+    )
 
 
 def _gate_message(count: int, threshold: str, result: AuditResult, new_only: bool) -> str:
@@ -532,17 +537,9 @@ def _diff_partial_messages(change: SnapshotDiff) -> list[str]:
             if lost
             else "no service is missing from it for a failed listing"
         )
-        at = change.blind.snapshot_id == snapshot.snapshot_id
-        blind = sorted(set(change.blind.check_id[at]))
-        shown = ", ".join(blind[:8]) + (", ..." if len(blind) > 8 else "")
-        checks = (
-            f"{len(blind)} check(s) could not see all they read there ({shown}): what they "
-            "did not see keeps its last state"
-            if blind
-            else "no check reads what failed"
-        )
         notes.append(
             f"note: the --{side} snapshot {snapshot.snapshot_id} is partial (its table "
-            f"collection_errors says which calls failed); {services}; {checks}"
+            f"collection_errors says which calls failed); {services}; "
+            f"{_blind_text(change.blind, snapshot.snapshot_id)}"
         )
     return notes
