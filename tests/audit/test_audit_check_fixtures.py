@@ -53,10 +53,10 @@ def test_check_fixture(path: Path) -> None:
     else:
         assert not expected, "a pass fixture expects no alarm"
         assert judged.num_rows, "a pass fixture must make the check examine its last snapshot"
-    if "expect_reason_contains" in fixture:  # every alarm's reason; a pass fixture's, every row's
+    if "expect_reason_contains" in fixture:  # every alarm's reason; a pass fixture's, every ok's
         reasons = [
             r["reason"] for r in result.to_pylist()
-            if r["snapshot_id"] == last and (r["status"] == "alarm" or not expected)
+            if r["snapshot_id"] == last and r["status"] == ("alarm" if expected else "ok")
         ]  # fmt: skip
         assert reasons and all(fixture["expect_reason_contains"] in r for r in reasons), reasons
     owners = fixture.get("expect_owners", {})  # where a resource lives, as its rows say
@@ -65,6 +65,11 @@ def test_check_fixture(path: Path) -> None:
     assert set(owners) <= set(judged.column("resource_id").to_pylist()), "an owner of no row"
     unjudged = set(fixture.get("expect_no_row", []))  # resources the check cannot judge
     assert not unjudged & {r["resource_id"] for r in result.to_pylist() if r["snapshot_id"] == last}
+    unknown = set(fixture.get("expect_unknown", []))  # resources it examined but cannot judge
+    assert unknown == {
+        r["resource_id"] for r in result.to_pylist()
+        if r["snapshot_id"] == last and r["status"] == "unknown" and r["resource_id"] in unknown
+    }, "expected 'unknown' rows"  # fmt: skip
     for hidden in fixture.get("expect_text_excludes", []):  # a secret no row may show
         texts = [f"{r['reason']} {r['evidence']}" for r in result.to_pylist()]
         assert not [t for t in texts if hidden in t], hidden

@@ -5,7 +5,7 @@
 -- credential_reach expands, and KEY003, KEY004 and KEY007 judge, only known ones.
 -- inventory_complete: no listing of teams, projects, environments or services failed in the
 -- snapshot, so a key's reach holds every resource it has (else a key may reach resources the
--- snapshot lacks: "reaches nothing" is no finding there, only "reaches these" is);
+-- snapshot lacks: "reaches nothing" is not judged there, only "reaches these" is);
 -- variables_complete: that, and no variables call failed either.
 create or replace view credential_known as
 select c.*, coalesce(l.listed, 0) as listed,

@@ -42,12 +42,18 @@ select
     c.snapshot_id, 'credential' as resource_type, c.name as resource_id, c.name as resource_name,
     null::varchar as team_id, null::varchar as project_id, null::varchar as environment_id,
     null::varchar as service_id,
-    case when k.protected > 0 then 'alarm' else 'ok' end as status,
+    -- reading none of the protected values a snapshot with a failed listing or variables
+    -- call holds: that snapshot may lack the ones it reads (not judged, not fixed)
+    case when k.protected > 0 then 'alarm' when not c.variables_complete then 'unknown'
+        else 'ok' end as status,
     case when k.protected > 0
         then 'Key ' || c.name || ' (' || c.role || ') can read the values of ' || k.protected
             || ' protected variable(s) in ' || len(k.services) || ' service(s)'
             || case when k.by_reference > 0 then ', ' || k.by_reference
                 || ' of them through a reference in a variable it can read.' else '.' end
+        when not c.variables_complete then 'Key ' || c.name || ' (' || c.role || ') can read '
+            || 'no protected variable among those collected, but a listing or variables call '
+            || 'failed in this snapshot: not judged.'
         else 'Key ' || c.name || ' (' || c.role || ') can read no protected variable.'
     end as reason,
     to_json(struct_pack(role := c.role, service_count := coalesce(len(k.services), 0),
@@ -55,7 +61,5 @@ select
         through_reference := coalesce(k.by_reference, 0))) as evidence
 from credential_known c
 left join per_key k on k.snapshot_id = c.snapshot_id and k.credential_name = c.name
--- a key whose role or scope is unknown may read anything: no row here (KEY008 reports it),
--- nor where it reads no protected value among those a snapshot with a failed listing or
--- variables call holds: that snapshot may lack the ones it reads (not judged, not fixed)
-where c.known and (k.protected > 0 or c.variables_complete)
+-- a key whose role or scope is unknown may read anything: no row here (KEY008 reports it)
+where c.known

@@ -50,7 +50,8 @@ judged as (
 select
     r.snapshot_id, 'variable' as resource_type, v.variable_id as resource_id,
     r.variable_name as resource_name, r.team_id, r.project_id, r.environment_id, r.service_id,
-    case when r.failing then 'alarm' else 'ok' end as status,
+    case when r.failing then 'alarm' when r.absent_count > 0 then 'unknown' else 'ok' end
+        as status,
     case
         when r.absent_count = 0
             then 'Variable ' || r.variable_name || ' references ' || r.refs
@@ -58,12 +59,15 @@ select
         when r.failing
             then 'Variable ' || r.variable_name || ' references ' || r.absent_count
                 || ' service(s) absent from the snapshot: ' || array_to_string(r.absent, ', ') || '.'
+        else 'Variable ' || r.variable_name || ' references ' || r.absent_count
+            || ' service(s) absent from a snapshot whose service listing failed, so not judged: '
+            || array_to_string(r.absent, ', ') || '.'
     end as reason,
-    to_json(struct_pack(missing_services := coalesce(r.absent, []), keys := r.keys)) as evidence
+    to_json(struct_pack(
+        missing_services := case when r.failing then coalesce(r.absent, []) else [] end,
+        not_judged := case when r.failing then [] else coalesce(r.absent, []) end,
+        keys := r.keys)) as evidence
 from judged r
 join owned_variables v
     on v.snapshot_id = r.snapshot_id and v.level = r.level and v.name = r.variable_name
     and v.owner_id = coalesce(r.service_id, r.environment_id, r.project_id, r.team_id)
--- A variable referencing a service absent from a snapshot whose listing failed is not judged:
--- no row, not 'ok', so its finding stays as it was (unobserved), not resolved by a failure.
-where r.failing or r.absent_count = 0
