@@ -362,3 +362,19 @@ def test_markdown_waiver_rows_name_ids_matching_nothing() -> None:
     waiver = {"selector": "resources: a, b", "stale_ids": "b"}
     assert _matches(waiver) == "resources: a, b; matching nothing: b"  # as the HTML shows them
     assert _matches({**waiver, "stale_ids": None}) == "resources: a, b"
+
+
+def test_services_a_failed_listing_left_out_are_not_collected(report_data: ReportData) -> None:
+    """A service missing from the judged snapshot only because a listing failed there is
+    shown as not collected, in both formats, with the side it is missing from."""
+    assert report_data.changes is not None
+    lost = pd.DataFrame({"id": ["svc-lost"], "name": ["ledger"], "missing_from": ["to"]})
+    changes = dataclasses.replace(report_data.changes, not_collected=lost)
+    data = dataclasses.replace(report_data, changes=changes)
+    markdown = render_report_data(data, "markdown")
+    assert "1 not collected (a listing failed)" in markdown
+    assert "not collected ledger" in markdown
+    html = render_html(data)
+    assert "a listing failed in the judged snapshot" in html
+    assert 'class="badge change-not-collected">not collected<' in html
+    assert "<strong>1</strong> not collected (a listing failed)" in html

@@ -54,6 +54,7 @@ def summary_counts(data: ReportData) -> dict[str, int]:
         "added": len(changes.added) if changes else 0,
         "removed": len(changes.removed) if changes else 0,
         "changed": len(changes.changed) if changes else 0,
+        "not_collected": len(changes.not_collected) if changes else 0,
         "waived": int(open_frame.waived.sum()),
         **{
             status: int((waivers.status == status).sum()) if not waivers.empty else 0
@@ -158,7 +159,9 @@ def changed_findings(data: ReportData) -> list[dict[str, Any]]:
 
 
 def service_changes(data: ReportData) -> list[dict[str, str]]:
-    """Services added, removed and changed between the compared and the judged snapshot."""
+    """Services added, removed and changed between the compared and the judged snapshot,
+    and those missing from one of them only because a listing failed there (not collected:
+    neither removed nor added)."""
     if data.changes is None:
         return []
     rows: list[dict[str, str]] = []
@@ -166,15 +169,19 @@ def service_changes(data: ReportData) -> list[dict[str, str]]:
         ("added", data.changes.added),
         ("removed", data.changes.removed),
         ("changed", data.changes.changed),
+        ("not collected", data.changes.not_collected),
     ):
         for record in frame_records(frame):
-            fields = record.get("changed_fields") or []
+            fields = ", ".join(str(f) for f in record.get("changed_fields") or [])
+            if "missing_from" in record:
+                side = "judged" if record["missing_from"] == "to" else "compared"
+                fields = f"a listing failed in the {side} snapshot"
             rows.append(
                 {
                     "change": change,
                     "name": str(record.get("name") or ""),
                     "id": str(record["id"]),
-                    "fields": ", ".join(str(f) for f in fields),
+                    "fields": fields,
                 }
             )
     return rows

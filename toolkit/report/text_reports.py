@@ -57,7 +57,12 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
             f"- {counts['new']} new and {counts['regressed']} regressed findings, "
             f"{counts['resolved']} resolved",
             f"- {counts['added']} services added, {counts['removed']} removed, "
-            f"{counts['changed']} changed",
+            f"{counts['changed']} changed"
+            + (
+                f", {counts['not_collected']} not collected (a listing failed)"
+                if counts["not_collected"]
+                else ""
+            ),
             f"- {counts['waived']} unresolved findings waived; {counts['expired']} waivers "
             f"expired, {counts['stale']} stale",
             "",
