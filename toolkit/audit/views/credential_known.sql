@@ -23,5 +23,7 @@ left join (
         bool_or(endpoint in ('teams.list', 'projects.list', 'environments.list',
             'services.list')) as unlisted,
         bool_or(endpoint = 'variables.list') as variables_failed
-    from collection_errors group by snapshot_id
+    from collection_errors
+    where not coalesce(not_visible, false)  -- a 404 for what the key may not see: no failure
+    group by snapshot_id
 ) as e on e.snapshot_id = c.snapshot_id
