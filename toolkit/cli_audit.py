@@ -474,13 +474,7 @@ def diff_json(change: SnapshotDiff) -> dict[str, Any]:
 def diff_renderable(change: SnapshotDiff) -> RenderableType:
     """Rich tables of a diff; every cell is plain text, control characters shown as escapes
     (line breaks too, in names: one would pass for the next row)."""
-    from toolkit.audit.formats import frame_records, owner_path, visible, waiver_line
-
-    def named(name: object, where: str) -> Text:  # as the audit's "resource / where"
-        cell = Text(visible(name, keep=""))
-        if where:
-            cell.append(f"\n{visible(where, keep='')}", style="dim")
-        return cell
+    from toolkit.audit.formats import frame_records, owner_path, visible, waiver_line, where_cell
 
     def ref(snapshot: SnapshotRef) -> str:
         return snapshot.snapshot_id + (" (partial)" if snapshot.status == "partial" else "")
@@ -503,7 +497,9 @@ def diff_renderable(change: SnapshotDiff) -> RenderableType:
                 fields = f"a listing failed in --{row['missing_from']}"
             services.add_row(
                 Text(label),
-                named(row["name"] or row["id"], owner_path({**row, "resource_type": "service"})),
+                where_cell(
+                    row["name"] or row["id"], owner_path({**row, "resource_type": "service"})
+                ),
                 Text(visible(row["id"], keep="")),
                 Text(visible(fields, keep="")),
             )
@@ -518,7 +514,7 @@ def diff_renderable(change: SnapshotDiff) -> RenderableType:
             Text(visible(f["state"], keep="")),
             Text(visible(f["severity"], keep="")),
             Text(visible(f["check_id"], keep="")),
-            named(f["resource_name"] or f["resource_id"], owner_path(f)),
+            where_cell(f["resource_name"] or f["resource_id"], owner_path(f)),
             reason,
         )
     return Group(services, findings)

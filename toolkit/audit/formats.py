@@ -55,6 +55,7 @@ __all__ = [
     "to_records",
     "visible",
     "waiver_line",
+    "where_cell",
 ]
 
 FORMATS = ("table", "json", "csv", "markdown", "sarif")
@@ -221,11 +222,7 @@ def findings_table(result: AuditResult, limit: int | None = None) -> RenderableT
     table.add_column("resource / where", max_width=28, overflow="fold")
     table.add_column("reason", ratio=1, min_width=20, overflow="fold")
     for f in frame_records(shown):
-        # names on one line each (a line break in a name would pass for the next line)
-        resource = Text(visible(f["resource_name"] or f["resource_id"], keep=""))
-        where = owner_path(f)
-        if where:
-            resource.append(f"\n{visible(where, keep='')}", style="dim")
+        resource = where_cell(f["resource_name"] or f["resource_id"], owner_path(f))
         reason = Text(visible(f["reason"] or ""))
         if f["waived"]:
             reason.append(f"\n{waiver_line(f)}", style="dim")
@@ -261,6 +258,16 @@ def owner_path(finding: Mapping[str, Any]) -> str:
         levels.append("service")
     parts = [finding.get(f"{level}_name") or finding.get(f"{level}_id") for level in levels]
     return " / ".join(str(p) for p in parts if p)
+
+
+def where_cell(name: object, where: str) -> Text:
+    """A table's "resource / where" cell: the name, and dimmed below it where it lives
+    (:func:`owner_path`); each on one line (a line break in a name would pass for the
+    next row), control characters shown as escapes."""
+    cell = Text(visible(name, keep=""))
+    if where:
+        cell.append(f"\n{visible(where, keep='')}", style="dim")
+    return cell
 
 
 def waiver_line(finding: Mapping[str, Any]) -> str:
