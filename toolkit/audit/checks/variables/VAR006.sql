@@ -5,20 +5,17 @@
 -- risk: A reference to a deleted service resolves to nothing, or to whatever a later service with that id holds; the variable is dead configuration that breaks on the next deploy.
 -- remediation: Point the reference at the service that now holds the value, or delete the variable.
 -- history: snapshot
-with unlisted as (  -- a failed listing leaves services out: absent is not deleted there
-    select distinct snapshot_id from collection_errors
-    where endpoint in ('teams.list', 'projects.list', 'environments.list', 'services.list')
-),
-checked as (
+with checked as (
     -- only snapshots whose collecting credential sees everything can tell deleted from hidden;
     -- a reference the platform resolves has its service, listed or not
-    select r.*, u.snapshot_id is not null as unlisted,
+    -- (a failed listing leaves services out: absent is not deleted there)
+    select r.*, not coalesce(k.inventory_complete, true) as unlisted,
         coalesce(r.resolved, false) or exists (select 1 from services s
             where s.snapshot_id = r.snapshot_id and s.id = r.source_id) as source_found
     from variable_references r
     join snapshots sn on sn.snapshot_id = r.snapshot_id
     left join credentials c on c.snapshot_id = r.snapshot_id and c.name = sn.credential_name
-    left join unlisted u on u.snapshot_id = r.snapshot_id
+    left join collection_coverage k on k.snapshot_id = r.snapshot_id
     where r.source_type = 'service' and r.source_id is not null
       and c.access is distinct from 'limited'
 ),
