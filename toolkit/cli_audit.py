@@ -494,7 +494,7 @@ def diff_renderable(change: SnapshotDiff) -> RenderableType:
         for row in frame_records(frame):
             fields = ", ".join(str(f) for f in row.get("changed_fields", []))
             if "missing_from" in row:
-                fields = f"a listing failed in --{row['missing_from']}"
+                fields = f"{row['why']} in --{row['missing_from']}"
             services.add_row(
                 Text(label),
                 where_cell(
@@ -526,7 +526,12 @@ def _diff_partial_messages(change: SnapshotDiff) -> list[str]:
     notes = []
     for snapshot in change.partial:
         side = "to" if snapshot is change.after else "from"
-        lost = int((change.not_collected.missing_from == side).sum())
+        lost = int(
+            (
+                (change.not_collected.missing_from == side)
+                & (change.not_collected.why == "a listing failed")
+            ).sum()
+        )
         services = (
             f"{lost} service(s) missing from it because a listing failed are shown as not "
             f"collected, not as {'removed' if side == 'to' else 'added'}"

@@ -193,7 +193,6 @@ def partial_day3(endpoint: str, owner: dict[str, str], **error: Any) -> dict[str
         ("variables.list", PROD, {}, set()),
         ("services.list", PROD, {"error_type": "schema_drift", "table_name": "service_ports"},
          set()),
-        ("services.list", PROD, {"status": 404, "not_visible": True}, set()),
     ],
 )  # fmt: skip
 def test_a_service_a_failed_listing_did_not_collect_is_neither_removed_nor_added(
@@ -205,11 +204,51 @@ def test_a_service_a_failed_listing_did_not_collect_is_neither_removed_nor_added
     assert set(into.removed.id) == {"svc-open", "svc-fine"} - lost
     assert set(into.not_collected.id) == lost
     assert set(into.not_collected.missing_from) <= {"to"}
+    assert set(into.not_collected.why) <= {"a listing failed"}
     out = diff_snapshots(con, before=IDS[2], after=IDS[3], checks=NO_CHECKS)
     assert set(out.added.id) == {"svc-open", "svc-fine"} - lost
     assert set(out.not_collected.id) == lost
     assert set(out.not_collected.missing_from) <= {"from"}
     assert set(out.removed.id) == {"svc-gone"}  # day 4 is complete: gone is gone
+
+
+def test_a_service_its_listing_answered_404_for_is_not_removed() -> None:
+    # A 404 (platform-api section 7) is "does not exist, or the credential cannot see it":
+    # the crawler keeps the snapshot complete, and the diff says which it may be.
+    fixture = partial_day3("services.list", PROD, status=404, not_visible=True)
+    fixture["snapshots"][2]["status"] = "complete"
+    con = fixture_connection(fixture)
+    into = diff_snapshots(con, before=IDS[1], after=IDS[2], checks=NO_CHECKS)
+    assert set(into.removed.id) == {"svc-fine"}  # no error covers staging: gone is gone
+    assert list(zip(into.not_collected.id, into.not_collected.missing_from, strict=True)) == [
+        ("svc-open", "to")
+    ]
+    assert into.not_collected.why[0].startswith("its listing answered 404")
+
+
+def test_a_service_outside_the_collecting_keys_limits_is_not_removed_nor_added() -> None:
+    # The key collecting day 3 is limited to production: staging's services are out of its
+    # view there, not deleted, and not new when day 4's key (unlimited) sees them again.
+    fixture = history()
+    day3 = fixture["snapshots"][2]
+    day3["credential_name"] = "collector"
+    tables = day3["tables"]
+    tables["services"] = [s for s in tables["services"] if s["environment_id"] == "e-prod"]
+    tables["credentials"] = [{"name": "collector", "role": "viewer", "access": "limited"}]
+    tables["credential_resources"] = [
+        {"credential_name": "collector", "resource_type": "environment", "resource_id": "e-prod"}
+    ]
+    con = fixture_connection(fixture)
+    into = diff_snapshots(con, before=IDS[1], after=IDS[2], checks=NO_CHECKS)
+    hidden = {"svc-new", "svc-fine", "svc-once", "svc-gone"}
+    assert into.removed.empty
+    assert set(into.not_collected.id) == hidden
+    assert set(into.not_collected.why) == {"outside the collecting key's limits"}
+    out = diff_snapshots(con, before=IDS[2], after=IDS[3], checks=NO_CHECKS)
+    assert out.added.empty
+    assert set(out.not_collected.id) == hidden - {"svc-gone"}
+    assert set(out.not_collected.missing_from) == {"from"}
+    assert out.removed.empty  # svc-gone was out of view on day 3 already, and is gone
 
 
 def test_a_finding_a_partial_snapshot_did_not_observe_is_listed_unobserved_not_resolved() -> None:

@@ -368,13 +368,15 @@ def test_services_a_failed_listing_left_out_are_not_collected(report_data: Repor
     """A service missing from the judged snapshot only because a listing failed there is
     shown as not collected, in both formats, with the side it is missing from."""
     assert report_data.changes is not None
-    lost = pd.DataFrame({"id": ["svc-lost"], "name": ["ledger"], "missing_from": ["to"]})
+    lost = pd.DataFrame(
+        {"id": ["svc-lost"], "name": ["ledger"], "missing_from": ["to"], "why": ["a <failure>"]}
+    )
     changes = dataclasses.replace(report_data.changes, not_collected=lost)
     data = dataclasses.replace(report_data, changes=changes)
     markdown = render_report_data(data, "markdown")
-    assert "1 not collected (a listing failed)" in markdown
+    assert "1 not collected (not seen by one snapshot's collection)" in markdown
     assert "not collected ledger" in markdown
     html = render_html(data)
-    assert "a listing failed in the judged snapshot" in html
+    assert "a &lt;failure&gt; in the judged snapshot" in html
     assert 'class="badge change-not-collected">not collected<' in html
-    assert "<strong>1</strong> not collected (a listing failed)" in html
+    assert "<strong>1</strong> not collected (not seen by one snapshot's collection)" in html

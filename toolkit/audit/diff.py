@@ -2,13 +2,16 @@
 and findings.
 
 Services are compared on their flattened rows (every declared column but the snapshot
-columns), so a changed service lists the fields that differ. A service missing from a
-partial snapshot because the listing that covers it failed there (its environment's
-services listing, or a teams, projects or environments listing above it: the failures the
-audit engine counts as leaving ``services`` short, :data:`~toolkit.audit.scope.ENDPOINT_TABLES`)
-is not collected, neither removed nor added. Findings changes are the audit of the newer
-snapshot compared with the older one: new, regressed and resolved, and those the newer
-snapshot did not observe (status ``unobserved``: the engine keeps their last state).
+columns), so a changed service lists the fields that differ. A service missing from one
+side only because that side's collection did not see it is not collected, neither removed
+nor added, with why: the listing that covers it failed there (its environment's services
+listing, or a teams, projects or environments listing above it: the failures the audit
+engine counts as leaving ``services`` short, :data:`~toolkit.audit.scope.ENDPOINT_TABLES`),
+that listing answered 404 (the platform's answer for "does not exist, or the key cannot
+see it"), or the collecting key was limited to resources none of which holds it. Findings
+changes are the audit of the newer snapshot compared with the older one: new, regressed
+and resolved, and those the newer snapshot did not observe (status ``unobserved``: the
+engine keeps their last state).
 Example::
 
     change = diff_snapshots(Store.open("data/store"))        # the two newest complete
@@ -48,11 +51,12 @@ class SnapshotDiff:
 
     Service frames have ``id, name`` and the owners' ids and names (``team_id``,
     ``team_name``, ... ``environment_name``); ``changed`` adds ``changed_fields``.
-    ``not_collected`` has the services missing from one side only because a listing that
-    covers them failed there, with ``missing_from`` (``"from"``: the older, ``"to"``: the
-    newer). ``findings`` are the audit's rows (:data:`~toolkit.audit.FINDING_COLUMNS`) that
-    are not simply open; ``blind`` its ``check_id, snapshot_id`` of checks that could not
-    see all they read in a partial snapshot.
+    ``not_collected`` has the services missing from one side only because its collection
+    did not see them, with ``missing_from`` (``"from"``: the older, ``"to"``: the newer)
+    and ``why`` (``"a listing failed"``, a 404, or the collecting key's limits).
+    ``findings`` are the audit's rows (:data:`~toolkit.audit.FINDING_COLUMNS`) that are not
+    simply open; ``blind`` its ``check_id, snapshot_id`` of checks that could not see all
+    they read in a partial snapshot.
     """
 
     before: SnapshotRef
@@ -138,15 +142,17 @@ def _presence(
     con: duckdb.DuckDBPyConnection, *, present: SnapshotRef, absent: SnapshotRef
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The services of ``present`` that ``absent`` lacks: those whose absence is real, and
-    those a failed listing of ``absent`` did not collect."""
+    those the collection of ``absent`` did not see (with ``why``)."""
     params = {
         "present": present.snapshot_id,
         "absent": absent.snapshot_id,
         "services_kept": _SERVICES_KEPT_BY,
     }
     frame = query_frame(con, _PRESENCE_SQL, params)
-    lost = frame.pop("not_collected").astype(bool)
-    return frame[~lost].reset_index(drop=True), frame[lost].reset_index(drop=True)
+    why = frame.pop("not_collected")
+    lost = why.notna()
+    real = frame[~lost].reset_index(drop=True)
+    return real, frame[lost].assign(why=why[lost]).reset_index(drop=True)
 
 
 _SERVICES_KEPT_BY = sorted(e for e, tables in ENDPOINT_TABLES.items() if "services" not in tables)
@@ -163,26 +169,52 @@ _IDENTITY = """s.id, s.name, s.team_id, t.name as team_name, s.project_id,
 
 # A failed call covers a service when each owner id it names is the service's (a services
 # listing names the environment; a projects listing only the team; a teams listing none).
+_COVERS = """coalesce(f.team_id = s.team_id, true)
+    and coalesce(f.project_id = s.project_id, true)
+    and coalesce(f.environment_id = s.environment_id, true)
+    and coalesce(f.service_id = s.id, true)"""
+# Why a service of $present is missing from $absent other than by being deleted, if it is:
+# a failed listing there (the snapshot is partial); a 404 there (platform-api section 7: the
+# resource does not exist, or the key cannot see it; the snapshot stays complete); or the
+# collecting key of $absent is limited to resources none of which holds the service.
 _PRESENCE_SQL = f"""
 with failed as (
-    select team_id, project_id, environment_id, service_id
+    select team_id, project_id, environment_id, service_id,
+        coalesce(not_visible, false) as not_visible
     from collection_errors
-    where snapshot_id = $absent and not coalesce(not_visible, false)
+    where snapshot_id = $absent
         and coalesce(table_name = 'services', not list_contains($services_kept, endpoint))
-        and snapshot_id in (select snapshot_id from snapshots where status = 'partial')
+        and (coalesce(not_visible, false)
+            or snapshot_id in (select snapshot_id from snapshots where status = 'partial'))
+),
+limits as (  -- what the collecting key of $absent is limited to, when it is limited
+    select r.resource_type, r.resource_id
+    from snapshots sn
+    join credentials c on c.snapshot_id = sn.snapshot_id and c.name = sn.credential_name
+    join credential_resources r on r.snapshot_id = c.snapshot_id and r.credential_name = c.name
+    where sn.snapshot_id = $absent and c.access = 'limited'
+),
+missing as (
+    select * from services
+    where snapshot_id = $present
+        and id not in (select id from services where snapshot_id = $absent)
 )
 select {_IDENTITY},
-    exists (
-        select 1 from failed f
-        where coalesce(f.team_id = s.team_id, true)
-            and coalesce(f.project_id = s.project_id, true)
-            and coalesce(f.environment_id = s.environment_id, true)
-            and coalesce(f.service_id = s.id, true)
-    ) as not_collected
-from services s
+    case
+        when exists (select 1 from failed f where not f.not_visible and {_COVERS})
+            then 'a listing failed'
+        when exists (select 1 from failed f where f.not_visible and {_COVERS})
+            then 'its listing answered 404 (deleted, or hidden from the collecting key)'
+        when exists (select 1 from limits) and not exists (
+            select 1 from limits l
+            where (l.resource_type = 'team' and l.resource_id = s.team_id)
+                or (l.resource_type = 'project' and l.resource_id = s.project_id)
+                or (l.resource_type = 'environment' and l.resource_id = s.environment_id)
+                or (l.resource_type = 'service' and l.resource_id = s.id))
+            then 'outside the collecting key''s limits'
+    end as not_collected
+from missing s
 {_OWNER_NAMES}
-where s.snapshot_id = $present
-    and s.id not in (select id from services where snapshot_id = $absent)
 order by s.name, s.id
 """  # noqa: S608 - constant text
 

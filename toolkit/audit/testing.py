@@ -62,6 +62,7 @@ def fixture_connection(fixture: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
                 "snapshot_at": at,
                 "seq": seq,
                 "status": entry.get("status", "complete"),
+                "credential_name": entry.get("credential_name"),
                 "content_hash": _ZERO_HASH,
                 "chain_hash": _ZERO_HASH,
             }

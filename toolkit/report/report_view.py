@@ -160,8 +160,8 @@ def changed_findings(data: ReportData) -> list[dict[str, Any]]:
 
 def service_changes(data: ReportData) -> list[dict[str, str]]:
     """Services added, removed and changed between the compared and the judged snapshot,
-    and those missing from one of them only because a listing failed there (not collected:
-    neither removed nor added)."""
+    and those missing from one of them only because its collection did not see them there
+    (not collected: neither removed nor added; the fields say why)."""
     if data.changes is None:
         return []
     rows: list[dict[str, str]] = []
@@ -175,7 +175,7 @@ def service_changes(data: ReportData) -> list[dict[str, str]]:
             fields = ", ".join(str(f) for f in record.get("changed_fields") or [])
             if "missing_from" in record:
                 side = "judged" if record["missing_from"] == "to" else "compared"
-                fields = f"a listing failed in the {side} snapshot"
+                fields = f"{record['why']} in the {side} snapshot"
             rows.append(
                 {
                     "change": change,

@@ -59,7 +59,7 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
             f"- {counts['added']} services added, {counts['removed']} removed, "
             f"{counts['changed']} changed"
             + (
-                f", {counts['not_collected']} not collected (a listing failed)"
+                f", {counts['not_collected']} not collected (not seen by one snapshot's collection)"
                 if counts["not_collected"]
                 else ""
             ),
