@@ -42,8 +42,8 @@ select
     c.snapshot_id, 'credential' as resource_type, c.name as resource_id, c.name as resource_name,
     null::varchar as team_id, null::varchar as project_id, null::varchar as environment_id,
     null::varchar as service_id,
-    -- reading none of the protected values a snapshot with a failed listing or variables
-    -- call holds: that snapshot may lack the ones it reads (not judged, not fixed)
+    -- reading none of the protected values a snapshot holds, where it may lack some the key
+    -- reads (a failed variables call, or credential_known.incomplete_because): not judged
     case when k.protected > 0 then 'alarm' when not c.variables_complete then 'unknown'
         else 'ok' end as status,
     case when k.protected > 0
@@ -52,8 +52,9 @@ select
             || case when k.by_reference > 0 then ', ' || k.by_reference
                 || ' of them through a reference in a variable it can read.' else '.' end
         when not c.variables_complete then 'Key ' || c.name || ' (' || c.role || ') can read '
-            || 'no protected variable among those collected, but a listing or variables call '
-            || 'failed in this snapshot: not judged.'
+            || 'no protected variable among those collected, but '
+            || coalesce(c.incomplete_because, 'a variables call failed in this snapshot')
+            || ', so what it reads is not known: not judged.'
         else 'Key ' || c.name || ' (' || c.role || ') can read no protected variable.'
     end as reason,
     to_json(struct_pack(role := c.role, service_count := coalesce(len(k.services), 0),
