@@ -5,18 +5,25 @@
 -- risk: A key that sees resources outside the scope /users/me claims (or misses ones inside it) makes every other key-scope finding wrong: the real exposure is unknown.
 -- remediation: Recreate the key with the intended scope and report the difference to the platform; until then treat the key as reaching what it was seen to reach.
 -- history: snapshot
--- Rows exist only for snapshots collected with CrawlOptions(verify_scope=True).
+-- Rows exist only for snapshots collected with CrawlOptions(verify_scope=True). A key none
+-- of whose probes could be judged (each failed, or its expected answer is unknown) was not
+-- verified: 'unknown', not a clean bill.
 select
     snapshot_id, 'credential' as resource_type, credential_name as resource_id,
     credential_name as resource_name,
     null::varchar as team_id, null::varchar as project_id, null::varchar as environment_id,
     null::varchar as service_id,
-    case when count(*) filter (where status = 'mismatch') > 0 then 'alarm' else 'ok' end as status,
+    case when count(*) filter (where status = 'mismatch') > 0 then 'alarm'
+        when count(*) filter (where status = 'match') = 0 then 'unknown' else 'ok' end as status,
     case when count(*) filter (where status = 'mismatch') > 0
         then 'Key ' || credential_name || ' saw ' || count(*) filter (where status = 'mismatch' and observed_visible)
             || ' resource(s) outside its claimed scope and missed '
             || count(*) filter (where status = 'mismatch' and not observed_visible)
             || ' inside it, of ' || count(*) || ' probed.'
+        when count(*) filter (where status = 'match') = 0
+            then 'Key ' || credential_name || ' was not verified: none of its ' || count(*)
+                || ' probe(s) could be judged (' || count(*) filter (where status = 'error')
+                || ' failed).'
         else 'Key ' || credential_name || ' saw exactly its claimed scope on '
             || count(*) filter (where status = 'match') || ' probed resource(s); '
             || count(*) filter (where status in ('error', 'unknown')) || ' more could not be judged.'
