@@ -162,6 +162,13 @@ def test_planted_keys_alarm(audited: Audited) -> None:
     assert audited.alarms("KEY007", audited.viewer_snapshot) == set()
 
 
+def test_a_keys_own_users_me_call_is_no_use(audited: Audited) -> None:
+    # The simulator stamps last_used_at on every call, /users/me too: during a collection
+    # each key it reads looks used just now, which says nothing of how long it sat idle.
+    judged = audited.findings["KEY006"][audited.editor_snapshot]
+    assert judged and set(judged.values()) == {"unknown"}, judged
+
+
 def test_a_moved_scope_is_reach_growth(audited: Audited) -> None:
     grew = audited.alarms("KEY007", audited.later_snapshot)
     assert "viewer_env" in grew

@@ -51,7 +51,7 @@ def fixture_connection(fixture: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
     parts: dict[str, list[pa.Table]] = {}
     snapshot_rows: list[dict[str, Any]] = []
     for seq, (snapshot_id, entry) in enumerate(zip(ids, snapshots, strict=True), start=1):
-        at = datetime.fromisoformat(str(entry["at"]).replace("Z", "+00:00")).astimezone(UTC)
+        at = _time(entry["at"])
         for name, rows in (entry.get("tables") or {}).items():
             if name not in SNAPSHOT_TABLES:
                 raise ValueError(f"fixture names table {name!r}, which is not declared")
@@ -63,6 +63,8 @@ def fixture_connection(fixture: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
                 "seq": seq,
                 "status": entry.get("status", "complete"),
                 "credential_name": entry.get("credential_name"),
+                "started_at": _time(entry["started_at"]) if "started_at" in entry else None,
+                "finished_at": _time(entry["finished_at"]) if "finished_at" in entry else None,
                 "content_hash": _ZERO_HASH,
                 "chain_hash": _ZERO_HASH,
             }
@@ -73,6 +75,10 @@ def fixture_connection(fixture: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
     con = connect_arrow(sources, snapshot_table)
     install_views(con)
     return con
+
+
+def _time(text: object) -> datetime:
+    return datetime.fromisoformat(str(text).replace("Z", "+00:00")).astimezone(UTC)
 
 
 def alarmed_in_last_snapshot(result: pa.Table) -> set[str]:
