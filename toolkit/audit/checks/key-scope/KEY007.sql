@@ -2,7 +2,7 @@
 -- title: Key reaches more than in the previous snapshot
 -- severity: medium
 -- area: key-scope
--- risk: A key whose scope or role widened silently (a new listed resource, a role upgrade, a creator given more access) now reaches resources nobody reviewed it for.
+-- risk: A key whose scope or role widened silently (a new listed resource, a role upgrade) now reaches resources nobody reviewed it for.
 -- remediation: Review why the key's reach grew and narrow it back if the change was not intended.
 -- history: all
 -- A key is compared with the last earlier snapshot in which its role and scope were known and
