@@ -10,9 +10,10 @@ with keys as (
     -- whole days left: the one number both the status and the reason use
     select *, floor((epoch(expires_at) - epoch(snapshot_at)) / 86400)::bigint as days_left
     from credentials
-    -- an expiry /users/me left out or the parser could not read is not "never": KEY008 reports it
+    -- an expiry /users/me left out or the parser could not read (or the whole api_key member)
+    -- is not "never": KEY008 reports it
     where is_api_key
-      and coalesce(len(list_filter(problems, lambda p: starts_with(p, 'api_key.expires_at '))), 0) = 0
+      and coalesce(len(list_filter(problems, lambda p: regexp_matches(p, '^api_key(\.expires_at)? '))), 0) = 0
 )
 select
     snapshot_id, 'credential' as resource_type, name as resource_id, name as resource_name,

@@ -24,7 +24,7 @@ with judged as (
     -- a last use /users/me left out or the parser could not read is not "never", and a
     -- never-used key without a creation time has no known age: KEY008 reports both
     where is_api_key and coalesce(last_used_at, created_at) is not null
-      and coalesce(len(list_filter(problems, lambda p: starts_with(p, 'api_key.last_used_at '))), 0) = 0
+      and coalesce(len(list_filter(problems, lambda p: regexp_matches(p, '^api_key(\.last_used_at)? '))), 0) = 0
 )
 select
     snapshot_id, 'credential' as resource_type, name as resource_id, name as resource_name,
