@@ -3,7 +3,7 @@
 -- severity: high
 -- area: key-scope
 -- risk: A key that sees resources outside the scope /users/me claims (or misses ones inside it) makes every other key-scope finding wrong: the real exposure is unknown.
--- remediation: Recreate the key with the intended scope and report the difference to the platform; until then treat the key as reaching what it was seen to reach.
+-- remediation: Recreate the key with the intended scope. A key that sees less than it claims may have a creator with less access (a key never has more than its creator); otherwise report the difference to the platform. Until then treat the key as reaching what it was seen to reach.
 -- history: snapshot
 -- Rows exist only for snapshots collected with CrawlOptions(verify_scope=True). A key none
 -- of whose probes could be judged (each failed, or its expected answer is unknown) was not
@@ -20,6 +20,9 @@ select
             || ' resource(s) outside its claimed scope and missed '
             || count(*) filter (where status = 'mismatch' and not observed_visible)
             || ' inside it, of ' || count(*) || ' probed.'
+            || if(count(*) filter (where status = 'mismatch' and not observed_visible) > 0,
+                ' A key never has more access than its creator: one whose creator lost access'
+                    || ' misses resources inside its claim.', '')
         when count(*) filter (where status = 'match') = 0
             then 'Key ' || credential_name || ' was not verified: none of its ' || count(*)
                 || ' probe(s) could be judged (' || count(*) filter (where status = 'error')
