@@ -46,6 +46,7 @@ from toolkit.cli_stdout import console, writing_stdout
 from toolkit.config import FAIL_ON, load_settings
 from toolkit.errors import AuditError, CheckDefinitionError, ConfigError, StoreError
 from toolkit.exit_codes import ExitCode
+from toolkit.visible_text import visible
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from toolkit.audit import AuditResult
     from toolkit.audit.diff import SnapshotDiff
     from toolkit.audit.findings import SnapshotRef
+    from toolkit.config import Settings
 
 __all__ = ["audit_command", "checks_command", "diff_command", "finding_command", "register"]
 
@@ -169,11 +171,9 @@ def audit_command(
         settings = load_settings(config, store_url=store)
         # never: this run does not gate, whatever [audit] fail_on says
         threshold = None if fail_on == "never" else fail_on or settings.fail_on
-        if fail_on_new and threshold is None:  # else the run would gate on nothing, silently
-            raise ConfigError(
-                "--fail-on-new gates only with a severity: add --fail-on high (or another), "
-                "or set [audit] fail_on"
-            )
+        new_only = settings.fail_on_new if fail_on_new is None else fail_on_new
+        if new_only and threshold is None:  # else the run would gate on nothing, silently
+            _refuse_ratchet_without_gate(settings, lifted=fail_on == "never", flag=fail_on_new)
         catalogue = chosen_checks(settings, check, skip)
         result = run_audit(
             Store.open(settings.store_url, create=False),
@@ -209,11 +209,41 @@ def audit_command(
     for message in _partial_messages(result):
         err.print(Text(message))
     if threshold is not None:
-        new_only = settings.fail_on_new if fail_on_new is None else fail_on_new
         failing = result.failing(threshold, new_only=new_only)
         if not failing.empty:
             err.print(Text(_gate_message(len(failing), threshold, result, new_only)))
             raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def _refuse_ratchet_without_gate(settings: Settings, *, lifted: bool, flag: bool | None) -> None:
+    """Refuse ``--fail-on-new`` (``flag``), or ``[audit] fail_on_new = true``, in a run with
+    no severity to gate on: it would exit 0 whatever it found. ``lifted``: ``--fail-on
+    never`` took the gate away for this run, which the file's ratchet accepts."""
+    where = settings.source or "the config file"
+    if flag is None:  # the file's ratchet, waiting for a severity
+        if lifted:
+            return
+        raise ConfigError(
+            f"{where}: [audit] fail_on_new = true gates only with a severity, and none is "
+            'set: add [audit] fail_on = "high" (or another) to the file, or pass --fail-on '
+            "high; --no-fail-on-new runs without a gate"
+        )
+    if not lifted:
+        raise ConfigError(
+            "--fail-on-new gates only with a severity: add --fail-on high (or another), "
+            "or set [audit] fail_on"
+        )
+    if settings.fail_on is not None:
+        raise ConfigError(
+            f'--fail-on never lifts the gate [audit] fail_on = "{settings.fail_on}" sets '
+            f"({where}), so --fail-on-new has nothing to gate on: leave out "
+            f"--fail-on never to gate on {settings.fail_on}, or --fail-on-new to run without "
+            "a gate"
+        )
+    raise ConfigError(
+        "--fail-on never runs without a gate, so --fail-on-new has nothing to gate on: give "
+        "--fail-on high (or another), or leave out --fail-on-new"
+    )
 
 
 WAIVER_LINES = 20
@@ -253,23 +283,27 @@ def _warn_of_sarif_results_left_out(result: AuditResult) -> None:
 
 
 def _waiver_messages(row: Any, attention: Sequence[str]) -> list[str]:
-    """What to do about a waiver of the report that is not simply active."""
-    entry = f"waiver #{row.entry} ({row.check_id}, {row.owner})"
+    """What to do about a waiver of the report that is not simply active. Its check, owner
+    and resource ids come from the waivers file: control characters and line breaks are
+    shown as escapes (:func:`visible`), so none forges a line of a CI log."""
+    entry = visible(f"waiver #{row.entry} ({row.check_id}, {row.owner})", keep="")
     said = []
     if row.status in attention:
         said.append(_waiver_message(entry, row))
     if isinstance(row.stale_ids, str) and row.status != "duplicate":
         said.append(
-            f"{entry}: resource id(s) {row.stale_ids} match no finding in alarm; remove them "
-            "from its resources"
+            f"{entry}: resource id(s) {visible(row.stale_ids, keep='')} match no finding in "
+            "alarm; remove them from its resources"
         )
     return said
 
 
 def _waiver_message(entry: str, row: Any) -> str:
+    """``entry`` is already shown through :func:`visible`."""
     days = int(row.days_left)
+    expires = visible(row.expires, keep="")
     if row.status == "expired":
-        return f"{entry} ended {row.expires}: its findings count again; renew or remove it"
+        return f"{entry} ended {expires}: its findings count again; renew or remove it"
     if row.status == "stale":
         return f"{entry} is stale: it matches no finding in alarm; remove it"
     if row.status == "duplicate":
@@ -278,7 +312,7 @@ def _waiver_message(entry: str, row: Any) -> str:
             "as long or longer; remove it"
         )
     when = "today" if days == 0 else f"in {days} day(s)"
-    return f"{entry} ends {when}, on {row.expires}: renew it or fix what it waives"
+    return f"{entry} ends {when}, on {expires}: renew it or fix what it waives"
 
 
 def _partial_messages(result: AuditResult) -> list[str]:

@@ -115,8 +115,39 @@ def test_fail_on_new_without_a_severity_is_a_usage_error(store_dir: Path) -> Non
     code, _, err = audit(store_dir, "--fail-on-new")
     assert code == ExitCode.CONFIG
     assert "add --fail-on high (or another)" in " ".join(err.split())
-    # set in the config file only, it waits for a --fail-on and stops nothing
-    assert audit(store_dir, "--format", "csv", extra_config="fail_on_new = true\n")[0] == 0
+    # set in the config file only, it would turn the gate off silently: refused, naming it
+    ratchet = "fail_on_new = true\n"
+    code, _, err = audit(store_dir, "--format", "csv", extra_config=ratchet)
+    assert code == ExitCode.CONFIG
+    said = " ".join(err.split())
+    config = store_dir / "platform-audit.toml"
+    assert f"{config}: [audit] fail_on_new = true gates only with a severity" in said
+    assert 'add [audit] fail_on = "high" (or another)' in said
+    assert audit(store_dir, "--format", "csv", "--fail-on", "high", extra_config=ratchet)[0] == (
+        ExitCode.FINDINGS
+    )
+    # a run that says it does not gate, or without the ratchet, is what it says
+    for args in (("--fail-on", "never"), ("--no-fail-on-new",)):
+        assert audit(store_dir, "--format", "csv", *args, extra_config=ratchet)[0] == ExitCode.OK
+
+
+@pytest.mark.parametrize(
+    ("extra_config", "said"),
+    [
+        ('fail_on = "medium"\n', '--fail-on never lifts the gate [audit] fail_on = "medium" '
+         "sets ({config}), so --fail-on-new has nothing to gate on: leave out --fail-on never"),
+        ("", "--fail-on never runs without a gate, so --fail-on-new has nothing to gate on"),
+    ],
+)  # fmt: skip
+def test_fail_on_new_with_fail_on_never_says_never_lifted_the_gate(
+    store_dir: Path, extra_config: str, said: str
+) -> None:
+    code, _, err = audit(
+        store_dir, "--fail-on", "never", "--fail-on-new", extra_config=extra_config
+    )
+    assert code == ExitCode.CONFIG
+    assert said.format(config=store_dir / "platform-audit.toml") in " ".join(err.split())
+    assert "or set [audit] fail_on" not in err  # it may well be set
 
 
 def test_waivers_that_need_someone_are_named_with_what_to_do(store_dir: Path) -> None:
@@ -137,6 +168,30 @@ def test_waivers_that_need_someone_are_named_with_what_to_do(store_dir: Path) ->
     assert re.search(ends, said)  # 2 if the clock passed midnight UTC since `soon`
     assert "waiver #2 (TST001, ops) ended 2026-01-01: its findings count again" in said
     assert "waiver #3 (TST001, ops) is stale: it matches no finding in alarm; remove it" in said
+
+
+def test_waiver_owners_and_ids_reach_stderr_escaped(store_dir: Path) -> None:
+    """A waivers file is text anyone may edit: its line breaks and escape sequences must not
+    forge or erase a line of the CI log the audit writes."""
+    entry = (
+        '[[waivers]]\ncheck = "TST001"\nresources = ["svc-open", "gone\\nerror: id \\u001b[31m"]\n'
+        'reason = "r"\nowner = "{owner}\\nerror: forged line \\u001b[2K"\nexpires = {expires}\n'
+    )  # TOML escapes: the file holds a line break and an ESC in the owner and an id
+    waivers = store_dir / "hostile-waivers.toml"
+    waivers.write_text(
+        entry.format(owner="a", expires="2026-01-01")
+        + entry.format(owner="b", expires="2099-01-01"),
+        encoding="utf-8",
+    )
+    code, _, err = audit(store_dir, "--format", "csv", "--waivers", str(waivers))
+    assert code == ExitCode.OK
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", err), repr(err)
+    assert not any(line.startswith("error: ") for line in err.splitlines()), err
+    said = " ".join(err.split())
+    owner = r"a\x0aerror: forged line \x1b[2K"
+    assert f"waiver #1 (TST001, {owner}) ended 2026-01-01" in said
+    stale = r"resource id(s) gone\x0aerror: id \x1b[31m match no finding in alarm"
+    assert stale in said
 
 
 def test_out_file_and_formats(store_dir: Path) -> None:

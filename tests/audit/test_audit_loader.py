@@ -250,6 +250,16 @@ def test_a_folder_listed_twice_is_read_once(tmp_path: Path) -> None:
     assert [s.id for s in catalogue.specs] == ["USR001"]
 
 
+def test_a_folder_inside_another_listed_is_read_once(tmp_path: Path) -> None:
+    write_check(tmp_path / "checks" / "sub", "USR001")
+    write_check(tmp_path / "checks", "USR002", id="USR002")
+    config = write_config(
+        tmp_path, '[audit]\nchecks = ["checks", "checks/sub"]\nbuiltin_checks = false\n'
+    )
+    catalogue = Catalogue.from_settings(load_settings(config, environ={}))
+    assert [s.id for s in catalogue.specs] == ["USR001", "USR002"]
+
+
 PARAM_SQL = GOOD_SQL.replace("when privileged", "when name like $pattern")
 
 
@@ -303,3 +313,59 @@ def test_rows_the_lifecycle_would_drop_are_refused(
     with pytest.raises(CheckDefinitionError, match=message) as caught:
         run_audit(fixture_connection(fixture), checks=catalogue)
     assert str(path) in str(caught.value)
+
+
+HEADER_LINES = [f"-- {key}: {value}" for key, value in HEADER.items()]
+PARAM_LINE = "-- param: pattern = 'docs%' | names like this are flagged"
+
+
+@pytest.mark.parametrize(
+    ("lines", "said"),
+    [
+        ([*HEADER_LINES, "", PARAM_LINE],
+         ["the header ended at line 7 (a blank line), so line 8 (\"-- param: pattern = 'docs%' "
+          "| names like this are flagged\") is not read as a header line; the header is one "
+          "block of '-- key: value' lines at the top of the file: remove line 7"]),
+        ([*HEADER_LINES[:3], "--", *HEADER_LINES[3:], PARAM_LINE],
+         ["the header ended at line 4 ('--'), so line 5 ('-- area: security') is not read",
+          ": remove line 4"]),
+        ([*HEADER_LINES, "-- Note: a remark", PARAM_LINE],
+         ["the header ended at line 7 ('-- Note: a remark'), so line 8 (",
+          ": move line 8 above line 7 (free comments go below the header)"]),
+        ([*HEADER_LINES, PARAM_LINE, "-- a free comment", "-- history: snapshot"],
+         ["the header ended at line 8 ('-- a free comment'), so line 9 ('-- history: snapshot') "
+          "is not read as a header line"]),
+        ([HEADER_LINES[0], "-- Severity: medium", *HEADER_LINES[1:], PARAM_LINE],
+         ["line 2 ('-- Severity: medium') spells the header key 'severity' as 'Severity'; "
+          "header keys are lower case: write '-- severity: ...'"]),
+        ([*HEADER_LINES, PARAM_LINE, "", "-- PARAM: other = 1 | b"],
+         ["line 9 ('-- PARAM: other = 1 | b') spells the header key 'param' as 'PARAM'"]),
+    ],
+)  # fmt: skip
+def test_a_header_line_after_the_header_ended_is_refused_naming_the_break(
+    tmp_path: Path, lines: list[str], said: list[str]
+) -> None:
+    """Once "the SQL reads $pattern, which no '-- param:' line declares" or "needs a '--
+    area:' line", though the line is in the file; a history line there was ignored."""
+    path = tmp_path / "mine" / "USR001.sql"
+    path.parent.mkdir()
+    path.write_text("\n".join([*lines, PARAM_SQL]) + "\n", encoding="utf-8")
+    with pytest.raises(CheckDefinitionError) as caught:
+        Catalogue.load([path.parent], builtin=False)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ")
+    for text in said:
+        assert text in message
+
+
+def test_free_comments_after_the_header_and_in_the_sql_still_load(tmp_path: Path) -> None:
+    """As the built-in checks write them (KEY006): comments below the header, before the SQL,
+    even one that reads like a key, and in the SQL a comment that names a header key."""
+    comments = ["-- Note: the pattern is a LIKE pattern", "--", "-- see: docs/checks.md", ""]
+    sql = PARAM_SQL.replace("from services", "from services\n-- param: not a header line here")
+    path = tmp_path / "mine" / "USR001.sql"
+    path.parent.mkdir()
+    path.write_text("\n".join([*HEADER_LINES, PARAM_LINE, *comments, sql]), encoding="utf-8")
+    (spec,) = Catalogue.load([path.parent], builtin=False).specs
+    assert list(spec.params) == ["pattern"] and spec.history == "all"
+    assert spec.sql.startswith("-- Note: the pattern")

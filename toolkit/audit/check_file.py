@@ -74,7 +74,9 @@ BUILTIN_CHECKS = Path(__file__).with_name("checks")
 """The checks that ship with the toolkit, one folder per area."""
 _REQUIRED = ("id", "title", "severity", "area", "risk", "remediation")
 _OPTIONAL = ("history",)
-_HEADER_LINE = re.compile(r"--\s*(?P<key>[a-z_]+)\s*:\s*(?P<value>.*?)\s*$")
+_HEADER_KEYS = (*_REQUIRED, *_OPTIONAL, "param")
+# A header line, read in any case so a mis-cased key is refused as such, not as a comment.
+_HEADER_LINE = re.compile(r"--\s*(?P<key>[A-Za-z_]+)\s*:\s*(?P<value>.*?)\s*$")
 _PARAM = re.compile(r"(?P<name>[a-z][a-z0-9_]*)\s*=\s*(?P<default>[^|]+?)\s*\|\s*(?P<doc>.+)")
 _ID = re.compile(r"[A-Z]{2,5}[0-9]{3}")
 # What is not code in a check's SQL: dollar-quoted, quoted and double-quoted text, comments.
@@ -155,14 +157,9 @@ def parse_check(text: str, path: Path) -> CheckSpec:
     """Parse a check's text; ``path`` names the file in errors and fixes the expected id."""
     header: dict[str, str] = {}
     params: dict[str, CheckParam] = {}
-    body: list[str] = []
     lines = text.splitlines()
-    for index, line in enumerate(lines):
-        match = _HEADER_LINE.match(line)
-        if match is None:
-            body = lines[index:]
-            break
-        key, value = match["key"], match["value"]
+    pairs = _header_lines(lines, path)
+    for key, value in pairs:
         if key == "param":
             param = _param(value, path)
             if param.name in params:
@@ -178,7 +175,7 @@ def parse_check(text: str, path: Path) -> CheckSpec:
         if not header.get(key):
             raise CheckDefinitionError(f"{path}: the header needs a '-- {key}: ...' line")
     _validate(header, path)
-    sql = "\n".join(body).strip().rstrip(";")
+    sql = "\n".join(lines[len(pairs) :]).strip().rstrip(";")
     if not sql:
         raise CheckDefinitionError(f"{path}: no SQL after the header")
     _require_declared(sql, params, path)
@@ -195,6 +192,51 @@ def parse_check(text: str, path: Path) -> CheckSpec:
         path=path,
         history=header.get("history", "all"),
     )
+
+
+def _header_lines(lines: list[str], path: Path) -> list[tuple[str, str]]:
+    """The ``(key, value)`` of each ``-- key: value`` line the file opens with (its header).
+
+    Free comments may follow the header (a blank line or any other comment ends it), but a
+    header line among the comments before the SQL, or a known key in another case, is
+    refused: it would not be read, and the error would name what it left out instead."""
+    header: list[tuple[str, str]] = []
+    end: int | None = None
+    for index, line in enumerate(lines):
+        if end is not None and line.strip() and not line.lstrip().startswith("--"):
+            break  # the SQL starts: its comments are its own
+        match = _HEADER_LINE.match(line)
+        key = match["key"] if match else ""
+        if key.lower() in _HEADER_KEYS and key != key.lower():
+            raise CheckDefinitionError(
+                f"{path}: line {index + 1} ({_quoted(line)}) spells the header key "
+                f"{key.lower()!r} as {key!r}; header keys are lower case: write "
+                f"'-- {key.lower()}: ...'"
+            )
+        if end is None and match and key == key.lower():
+            header.append((key, match["value"]))
+        elif end is None:
+            end = index
+        elif key in _HEADER_KEYS:
+            blank = lines[end].strip() in ("", "--")
+            fix = (
+                f"remove line {end + 1}" if blank else f"move line {index + 1} above line {end + 1}"
+            )
+            raise CheckDefinitionError(
+                f"{path}: the header ended at line {end + 1} ({_quoted(lines[end])}), so line "
+                f"{index + 1} ({_quoted(line)}) is not read as a header line; the header is "
+                f"one block of '-- key: value' lines at the top of the file: {fix} (free "
+                "comments go below the header)"
+            )
+    return header
+
+
+def _quoted(line: str) -> str:
+    """A line of the file for an error: ``a blank line``, or its text, cut when long."""
+    text = line.strip()
+    if not text:
+        return "a blank line"
+    return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
 def _validate(header: Mapping[str, str], path: Path) -> None:
@@ -277,19 +319,17 @@ def _param(text: str, path: Path) -> CheckParam:
 
 
 def discover_checks(folders: Iterable[Path], *, where: str | None = None) -> list[CheckSpec]:
-    """Every ``*.sql`` below the folders, parsed; a duplicate id across folders is refused.
+    """Every ``*.sql`` below the folders, parsed once (a folder may be listed twice, or
+    inside another); a duplicate id across files is refused.
 
     Hidden files and folders (``._RES001.sql`` of a macOS copy, an editor's ``.#RES001.sql``
     lock) are skipped. A folder that is missing, not a folder, or holds no check file is a
     :class:`CheckDefinitionError`; ``where`` names the setting that listed the folders
     (``"platform-audit.toml: [audit] checks"``)."""
     found: dict[str, CheckSpec] = {}
-    scanned: set[Path] = set()
+    read: set[Path] = set()
     for folder in folders:
         _require_folder(folder, where)
-        if folder.resolve() in scanned:
-            continue  # listed twice ("checks" and "./checks/"): the same files
-        scanned.add(folder.resolve())
         paths = [
             path
             for path in sorted(folder.rglob("*.sql"))
@@ -298,6 +338,9 @@ def discover_checks(folders: Iterable[Path], *, where: str | None = None) -> lis
         if not paths:
             raise CheckDefinitionError(_empty_folder(folder, where))
         for path in paths:
+            if path.resolve() in read:
+                continue  # a folder listed twice, or inside another listed ("checks/sub")
+            read.add(path.resolve())
             spec = CheckSpec.load(path)
             if spec.id in found:
                 raise CheckDefinitionError(_duplicate(path, spec.id, found[spec.id].path))
