@@ -1,12 +1,12 @@
-"""``platform-audit audit``, ``checks``, ``finding`` and ``diff``: the audit from the
-command line.
+"""``platform-audit audit``, ``checks`` and ``finding``: the audit from the command line
+(``diff`` is :mod:`toolkit.cli_diff`).
 
 ``audit`` exits 1 when an unwaived finding at or above ``--fail-on`` is in alarm (new,
 regressed or open; with ``--fail-on-new`` only new or regressed), so a CI pipeline can gate
 on it; 2 on bad configuration, a bad check or waivers file, or a snapshot that is not
 there, or when standard output cannot be written (a full disk; never 1, which a gate
 would read as findings). ``finding`` tells one finding's story over the history.
-``register(app)`` adds the commands::
+``register(app)`` adds these commands and ``diff``::
 
     platform-audit audit --format sarif --out audit.sarif --fail-on high
     platform-audit audit --fail-on medium --fail-on-new     # only what got worse fails
@@ -21,45 +21,45 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from toolkit.cli_diff import diff_command
 from toolkit.cli_options import (
-    WAIVERS_HELP,
     CheckOpt,
     ConfigOpt,
     ListedOpt,
     SkipOpt,
     StoreOpt,
+    TableOrJsonOpt,
+    WaiversOpt,
+    audit_errors,
     chosen_checks,
     fail,
     output_format,
+    table_or_json,
 )
 from toolkit.cli_stdout import console, writing_stdout
 from toolkit.config import FAIL_ON, load_settings
-from toolkit.errors import AuditError, CheckDefinitionError, ConfigError, StoreError
+from toolkit.errors import CheckDefinitionError, ConfigError
 from toolkit.exit_codes import ExitCode
 from toolkit.visible_text import visible
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
 
     import pandas as pd
-    from rich.console import RenderableType
 
     from toolkit.audit import AuditResult
-    from toolkit.audit.diff import SnapshotDiff
-    from toolkit.audit.findings import SnapshotRef
     from toolkit.config import Settings
 
-__all__ = ["audit_command", "checks_command", "diff_command", "finding_command", "register"]
+__all__ = ["audit_command", "checks_command", "finding_command", "register"]
 
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
 
@@ -69,31 +69,12 @@ def register(app: typer.Typer) -> None:
     app.command("audit")(audit_command)
     app.command("checks")(checks_command)
     app.command("finding")(finding_command)
-    app.command("diff")(diff_command)
+    app.command("diff")(diff_command)  # toolkit.cli_diff
 
 
 SnapshotOpt = Annotated[
     str | None, typer.Option("--snapshot", help="Judge this snapshot (id or unique prefix).")
 ]
-WaiversOpt = Annotated[Path | None, typer.Option("--waivers", help=WAIVERS_HELP)]
-TableOrJsonOpt = Annotated[str, typer.Option("--format", help="table or json.")]
-
-
-@contextmanager
-def _exit_codes() -> Iterator[None]:
-    """What an audit command's errors exit with: 2 for configuration, checks, waivers and
-    snapshot choices, 7 for a store that cannot be read (URL, credentials, permissions)."""
-    try:
-        yield
-    except (ConfigError, CheckDefinitionError, AuditError) as exc:
-        raise fail(str(exc), ExitCode.CONFIG) from None
-    except StoreError as exc:
-        raise fail(str(exc), ExitCode.STORE) from None
-
-
-def _table_or_json(format: str) -> None:
-    if format not in ("table", "json"):
-        raise fail("--format must be table or json", ExitCode.CONFIG)
 
 
 def audit_command(
@@ -167,7 +148,7 @@ def audit_command(
             message = f"--fail-on must be one of {', '.join(FAIL_ON)} or never, not {fail_on!r}"
             raise fail(message, ExitCode.CONFIG)
         fail_on = fail_on.lower()
-    with _exit_codes():
+    with audit_errors():
         settings = load_settings(config, store_url=store)
         # never: this run does not gate, whatever [audit] fail_on says
         threshold = None if fail_on == "never" else fail_on or settings.fail_on
@@ -318,28 +299,17 @@ def _waiver_message(entry: str, row: Any) -> str:
 def _partial_messages(result: AuditResult) -> list[str]:
     """A note for the judged and the compared snapshot when it is partial: some calls
     failed, so what its blind checks did not see is neither fixed nor new."""
+    from toolkit.audit.formats import blind_text
+
     notes = []
     for snapshot in result.partial:
         role = "judged" if snapshot is result.target else "compared"
         notes.append(
             f"note: the {role} snapshot {snapshot.snapshot_id} is partial (its table "
             f"collection_errors says which calls failed); "
-            f"{_blind_text(result.blind, snapshot.snapshot_id)}"
+            f"{blind_text(result.blind, snapshot.snapshot_id)}"
         )
     return notes
-
-
-def _blind_text(blind: pd.DataFrame, snapshot_id: str) -> str:
-    """Which checks could not see all they read in a partial snapshot (``blind``:
-    ``check_id, snapshot_id``), for the notes of ``audit`` and ``diff``."""
-    checks = sorted(set(blind.check_id[blind.snapshot_id == snapshot_id]))
-    if not checks:
-        return "no check reads what failed"
-    shown = ", ".join(checks[:8]) + (", ..." if len(checks) > 8 else "")
-    return (
-        f"{len(checks)} check(s) could not see all they read ({shown}): what they did not "
-        "see keeps its last state"
-    )
 
 
 def _gate_message(count: int, threshold: str, result: AuditResult, new_only: bool) -> str:
@@ -360,7 +330,7 @@ def checks_command(
     skip: SkipOpt = None,
 ) -> None:
     """List the checks an audit runs: id, severity, area, title and thresholds."""
-    _table_or_json(format)
+    table_or_json(format)
     try:
         settings = load_settings(config)
         catalogue = chosen_checks(settings, check, skip)
@@ -410,8 +380,8 @@ def finding_command(
     from toolkit.audit.explain import explain_finding
     from toolkit.snapshot import Store
 
-    _table_or_json(format)
-    with _exit_codes():
+    table_or_json(format)
+    with audit_errors():
         settings = load_settings(config, store_url=store)
         catalogue = Catalogue.from_settings(settings)
         ids = {spec.id.upper(): spec.id for spec in catalogue.specs}
@@ -437,144 +407,3 @@ def finding_command(
             sys.stdout.write(document + "\n")
         else:
             console.print(story_renderable(story))
-
-
-def diff_command(
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    before: Annotated[
-        str | None,
-        typer.Option("--from", help="The older snapshot (default: the complete one before --to)."),
-    ] = None,
-    after: Annotated[
-        str | None, typer.Option("--to", help="The newer snapshot (default: newest complete).")
-    ] = None,
-    format: TableOrJsonOpt = "table",
-    waivers: WaiversOpt = None,
-) -> None:
-    """Show services added, removed, changed or not collected, and findings that changed."""
-    from toolkit.audit import diff_snapshots
-    from toolkit.snapshot import Store
-
-    _table_or_json(format)
-    with _exit_codes():
-        settings = load_settings(config, store_url=store)
-        change = diff_snapshots(
-            Store.open(settings.store_url, create=False),
-            before=before,
-            after=after,
-            settings=settings,
-            waivers=waivers,
-        )
-    with writing_stdout():
-        if format == "json":
-            sys.stdout.write(json.dumps(diff_json(change), indent=2, ensure_ascii=False) + "\n")
-        else:
-            console.print(diff_renderable(change))
-    for message in _diff_partial_messages(change):
-        err.print(Text(message))
-
-
-def diff_json(change: SnapshotDiff) -> dict[str, Any]:
-    """The diff as JSON-ready data: each snapshot with its time and status (``partial``:
-    some calls failed), the services by change, and the findings with status and owners."""
-    from toolkit.audit.formats import frame_records, ref_json
-
-    def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-        rows = frame_records(frame)
-        for row in rows:
-            if "changed_fields" in row:
-                row["changed_fields"] = [str(f) for f in row["changed_fields"]]
-        return rows
-
-    columns = ["check_id", "severity", "state", "status", "resource_type", "resource_id",
-               "resource_name", "team_id", "team_name", "project_id", "project_name",
-               "environment_id", "environment_name", "service_id", "service_name", "reason",
-               "waived", "waiver_status", "waiver_owner", "waiver_reason",
-               "waiver_expires"]  # fmt: skip
-    return {
-        "from": ref_json(change.before),
-        "to": ref_json(change.after),
-        "services": {
-            "added": records(change.added),
-            "removed": records(change.removed),
-            "changed": records(change.changed),
-            "not_collected": records(change.not_collected),
-        },
-        "findings": records(change.findings[columns]),
-    }
-
-
-def diff_renderable(change: SnapshotDiff) -> RenderableType:
-    """Rich tables of a diff; every cell is plain text, control characters shown as escapes
-    (line breaks too, in names: one would pass for the next row)."""
-    from toolkit.audit.formats import frame_records, owner_path, visible, waiver_line, where_cell
-
-    def ref(snapshot: SnapshotRef) -> str:
-        return snapshot.snapshot_id + (" (partial)" if snapshot.status == "partial" else "")
-
-    title = f"from {ref(change.before)} to {ref(change.after)}"
-    # Lighter boxes, and long ids and field names fold rather than end in "…": a terminal's
-    # 80 columns must not hide which service or field changed.
-    services = Table(title=Text(f"services {title}"), box=box.SIMPLE_HEAD)
-    for column in ("change", "service / where", "id", "fields"):
-        services.add_column(column, overflow="fold")
-    for label, frame in (
-        ("added", change.added),
-        ("removed", change.removed),
-        ("changed", change.changed),
-        ("not collected", change.not_collected),
-    ):
-        for row in frame_records(frame):
-            fields = ", ".join(str(f) for f in row.get("changed_fields", []))
-            if "missing_from" in row:
-                fields = f"{row['why']} in --{row['missing_from']}"
-            services.add_row(
-                Text(label),
-                where_cell(
-                    row["name"] or row["id"], owner_path({**row, "resource_type": "service"})
-                ),
-                Text(visible(row["id"], keep="")),
-                Text(visible(fields, keep="")),
-            )
-    findings = Table(title=Text("findings"), box=box.SIMPLE_HEAD)
-    for column in ("state", "severity", "check", "resource / where", "reason"):
-        findings.add_column(column, overflow="fold")
-    for f in frame_records(change.findings):
-        reason = Text(visible(f["reason"] or ""))
-        if f["waived"]:
-            reason.append(f"\n{waiver_line(f)}", style="dim")
-        findings.add_row(
-            Text(visible(f["state"], keep="")),
-            Text(visible(f["severity"], keep="")),
-            Text(visible(f["check_id"], keep="")),
-            where_cell(f["resource_name"] or f["resource_id"], owner_path(f)),
-            reason,
-        )
-    return Group(services, findings)
-
-
-def _diff_partial_messages(change: SnapshotDiff) -> list[str]:
-    """A note for each side of the diff that is partial: what its failed calls did not
-    collect is neither removed nor added, nor fixed."""
-    notes = []
-    for snapshot in change.partial:
-        side = "to" if snapshot is change.after else "from"
-        lost = int(
-            (
-                (change.not_collected.missing_from == side)
-                & (change.not_collected.why == "a listing failed")
-            ).sum()
-        )
-        services = (
-            f"{lost} service(s) missing from it because a listing failed are shown as not "
-            f"collected, not as {'removed' if side == 'to' else 'added'}"
-            if lost
-            else "no service is missing from it for a failed listing"
-        )
-        notes.append(
-            f"note: the --{side} snapshot {snapshot.snapshot_id} is partial (its table "
-            f"collection_errors says which calls failed); {services}; "
-            f"{_blind_text(change.blind, snapshot.snapshot_id)}"
-        )
-    return notes

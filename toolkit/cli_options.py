@@ -8,6 +8,7 @@ everywhere, and every error is one ``error:`` line with an :class:`ExitCode`.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,7 +21,7 @@ from toolkit.exit_codes import ExitCode
 from toolkit.report_formats import suffixes_text
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
     from toolkit.audit import Catalogue
     from toolkit.config import Settings
@@ -32,10 +33,14 @@ __all__ = [
     "ConfigOpt",
     "SkipOpt",
     "StoreOpt",
+    "TableOrJsonOpt",
     "TokenEnvOpt",
+    "WaiversOpt",
+    "audit_errors",
     "chosen_checks",
     "fail",
     "output_format",
+    "table_or_json",
 ]
 
 _err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
@@ -51,6 +56,26 @@ def fail(message: str, code: ExitCode) -> typer.Exit:
     """
     _err.print(Text.assemble(("error: ", "bold red"), message), highlight=False)
     return typer.Exit(int(code))
+
+
+@contextmanager
+def audit_errors() -> Iterator[None]:
+    """What an audit command's errors exit with: 2 for configuration, checks, waivers and
+    snapshot choices, 7 for a store that cannot be read (URL, credentials, permissions)."""
+    from toolkit.errors import AuditError, CheckDefinitionError, ConfigError, StoreError
+
+    try:
+        yield
+    except (ConfigError, CheckDefinitionError, AuditError) as exc:
+        raise fail(str(exc), ExitCode.CONFIG) from None
+    except StoreError as exc:
+        raise fail(str(exc), ExitCode.STORE) from None
+
+
+def table_or_json(format: str) -> None:
+    """Refuse a ``--format`` other than ``table`` or ``json`` (2)."""
+    if format not in ("table", "json"):
+        raise fail("--format must be table or json", ExitCode.CONFIG)
 
 
 ConfigOpt = Annotated[
@@ -86,6 +111,8 @@ WAIVERS_HELP = (
 )
 """What ``--waivers`` says in ``--help`` (audit, report, finding)."""
 
+WaiversOpt = Annotated[Path | None, typer.Option("--waivers", help=WAIVERS_HELP)]
+TableOrJsonOpt = Annotated[str, typer.Option("--format", help="table or json.")]
 CheckOpt = Annotated[
     list[str] | None,
     typer.Option(

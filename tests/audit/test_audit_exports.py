@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import toolkit.audit
 import toolkit.cli_audit
+import toolkit.cli_diff
+import toolkit.cli_options
 from toolkit.errors import AuditError, ConfigError, ToolkitError, WaiverError
 
 
 def test_all_names_exist_and_are_sorted() -> None:
-    for module in (toolkit.audit, toolkit.cli_audit):
+    for module in (toolkit.audit, toolkit.cli_audit, toolkit.cli_diff, toolkit.cli_options):
         names = module.__all__
         assert names == sorted(names, key=lambda n: (not n.isupper(), n))
         for name in names:

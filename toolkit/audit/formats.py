@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMATS",
     "SUFFIXES",
+    "blind_text",
     "csv_cell",
     "duration_text",
     "escape_markdown",
@@ -366,3 +367,16 @@ def parsed_evidence(value: Any) -> Any:
         return json.loads(value)
     except ValueError:
         return value
+
+
+def blind_text(blind: pd.DataFrame, snapshot_id: str) -> str:
+    """Which checks could not see all they read in a partial snapshot (``blind``:
+    ``check_id, snapshot_id``), for the notes of ``audit`` and ``diff``."""
+    checks = sorted(set(blind.check_id[blind.snapshot_id == snapshot_id]))
+    if not checks:
+        return "no check reads what failed"
+    shown = ", ".join(checks[:8]) + (", ..." if len(checks) > 8 else "")
+    return (
+        f"{len(checks)} check(s) could not see all they read ({shown}): what they did not "
+        "see keeps its last state"
+    )
