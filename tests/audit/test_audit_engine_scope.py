@@ -168,7 +168,7 @@ def test_a_window_works_with_snapshot_ids_read_from_tables(monkeypatch: pytest.M
 
 
 def test_kept_rows_are_the_result_itself_when_it_holds_only_kept_snapshots() -> None:
-    from toolkit.audit.engine import _rows_of
+    from toolkit.audit.check_rows import _rows_of
 
     only_kept = pa.table({"snapshot_id": ["a", "b", "a"], "resource_id": ["x", "y", "z"]})
     assert _rows_of(only_kept, ["a", "b"]) is only_kept  # no copy (a latest-only audit)

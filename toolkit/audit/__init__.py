@@ -19,9 +19,10 @@ from toolkit.audit.check_file import (
     CheckSpec,
     discover_checks,
 )
+from toolkit.audit.check_rows import run_checks
 from toolkit.audit.check_run import ensure_views, install_views, run_check
 from toolkit.audit.diff import SnapshotDiff, diff_snapshots
-from toolkit.audit.engine import run_audit, run_checks
+from toolkit.audit.engine import run_audit
 from toolkit.audit.findings import FINDING_COLUMNS, AuditResult, SnapshotRef
 from toolkit.audit.formats import FORMATS, escape_markdown, findings_table, render
 from toolkit.audit.sarif import to_sarif

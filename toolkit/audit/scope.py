@@ -59,7 +59,7 @@ __all__ = [
 
 SCOPE_SCHEMA = "audit_scope"
 WINDOW_SCHEMA = "audit_window"
-"""A second scope, of a few snapshots, open inside the first (see ``engine.run_checks``)."""
+"""A second scope, of a few snapshots, open inside the first (see ``check_rows.run_checks``)."""
 CACHE_MAX_ROWS = 5_000_000
 """A table with more rows than this in scope is scanned by each check rather than copied."""
 _SHARED = re.compile(r"^--\s*materialize:\s*shared\s*$", re.MULTILINE)

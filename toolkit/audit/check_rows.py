@@ -1,0 +1,356 @@
+"""Running the checks for an audit: each check once over the history, its rows filtered to
+what the lifecycle needs, side by side on a connection's cursors (:func:`run_checks`).
+
+An alarm row of any snapshot is kept as identity and status only; the judged and compared
+snapshots' rows (ok ones too) also get their reason and evidence, built only for them. A
+check whose header says ``-- history: snapshot`` or ``previous`` runs twice, for statuses
+over the history and for full rows in a window of a few snapshots, and must judge those
+snapshots alike. Rows that break the output contract (columns, types, status values,
+snapshot ids) are refused with the check's file named. :func:`~toolkit.audit.run_audit`
+calls this; a notebook may too::
+
+    rows = run_checks(con, Catalogue.load(), keep=[judged_id, compared_id])
+    rows.status, rows.details
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toolkit.audit.check_file import OUTPUT_COLUMNS, STATUSES
+from toolkit.audit.check_run import outside_the_store, run_sql
+from toolkit.audit.scope import search_path, set_search_path, snapshot_filter
+from toolkit.errors import CheckDefinitionError
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping, Sequence
+
+    from toolkit.audit.catalogue import Catalogue
+    from toolkit.audit.check_file import CheckSpec
+
+__all__ = ["CHECK_WORKERS", "ROW_SCHEMA", "STATUS_SCHEMA", "CheckRows", "run_checks"]
+
+CHECK_WORKERS = 2
+"""Checks run side by side (each DuckDB query also uses DuckDB's own threads)."""
+_KEPT_TABLE = "main.audit_kept_snapshots"
+"""The kept snapshot ids, when they are not written out (in main: both scopes read it)."""
+_OBSERVED_TABLE = "main.audit_observed_snapshots"
+"""The kept and partial snapshot ids (every status row kept), when not written out."""
+_JUDGED_TABLE = "main.audit_judged_snapshot"
+"""The judged snapshot's id, when it is not written out."""
+_LAST_OBSERVED_TABLE = "main.audit_last_observed"
+"""Prefix of the tables of snapshots that last observed a blind check's findings."""
+ROW_SCHEMA = pa.schema([("check_id", pa.string()), *((c, pa.string()) for c in OUTPUT_COLUMNS)])
+"""``audit_details``: a check's output columns as text, after the check's id."""
+_TEXT = pa.dictionary(pa.int32(), pa.string())
+STATUS_SCHEMA = pa.schema(
+    [(name, _TEXT) for name in ("check_id", "snapshot_id", "resource_id", "status")]
+)
+"""Every check row's identity and status (``AuditResult.rows``)."""
+
+
+@dataclass(frozen=True)
+class CheckRows:
+    """What the checks returned, as the lifecycle needs it.
+
+    ``status`` (:data:`STATUS_SCHEMA`, dictionary-encoded) has every alarm row of every
+    snapshot and every row (ok too) of the kept snapshots: an ok row elsewhere changes no
+    state, first or last seen, or resolve time, so a long history stays small. ``details``
+    (:data:`ROW_SCHEMA`) has the full rows (reason, evidence) of the kept snapshots only.
+    """
+
+    status: pa.Table
+    details: pa.Table
+
+
+def run_checks(
+    con: duckdb.DuckDBPyConnection,
+    catalogue: Catalogue,
+    keep: Sequence[str],
+    timings: dict[str, float] | None = None,
+    workers: int = CHECK_WORKERS,
+    window: str | None = None,
+    observe: Collection[str] = (),
+    last_observed: Mapping[str, str] | None = None,
+) -> CheckRows:
+    """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids
+    (the judged one first, then the compared one).
+
+    Each check runs once, as a subquery whose rows are filtered to the alarms and the
+    ``keep`` snapshots: DuckDB pushes that filter below the check's last projection, so
+    reason and evidence text is built only for the rows that are kept, and fetched only for
+    the judged snapshot's rows and the compared one's alarms (an older alarm needs only its
+    identity; a finding's text is its judged row's, or the compared alarm's when it is
+    gone, so an ok row of the compared snapshot keeps its owners and name, not its text).
+    ``workers`` checks run side by side, each on its own cursor of ``con`` (same database,
+    same search path): one check's single-threaded stretches (a sort's merge, the Arrow
+    conversion) leave a core to the other. Results come back in catalogue order.
+
+    ``window`` is the search path of a scope holding the ``keep`` snapshots and the one
+    before each (``scoped(..., schema=WINDOW_SCHEMA)``): a check whose header says
+    ``-- history: snapshot`` or ``previous`` then runs twice, for the statuses of every
+    snapshot (identity and status only, so no text is built) and in the window for the
+    full rows of ``keep``, which must judge those snapshots exactly as the first run did.
+
+    The status rows of the ``observe`` snapshots (the partial ones) are kept whole too, ok
+    ones included: there a finding with no row at all may not have been observed. A check
+    named in ``last_observed`` (blind in the compared snapshot) also gets the text of its
+    alarms in the snapshot it names, the last that observed them, and runs over the whole
+    history (that snapshot may lie outside the window).
+    """
+    ids = sorted(keep)
+    kept = snapshot_filter(con, ids, _KEPT_TABLE)
+    extra = sorted(set(observe) - set(ids))
+    observed = snapshot_filter(con, [*ids, *extra], _OBSERVED_TABLE) if extra else kept
+    judged = snapshot_filter(con, list(keep[:1]), _JUDGED_TABLE)
+    described = _described(judged, kept)
+    last = dict(last_observed or {})
+    earlier = {  # predicates for the snapshots that last observed a blind check's findings
+        snapshot_id: snapshot_filter(con, [snapshot_id], f"{_LAST_OBSERVED_TABLE}_{n}")
+        for n, snapshot_id in enumerate(sorted(set(last.values())))
+    }
+    path = search_path(con)
+    cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
+    for _ in range(max(1, workers)):
+        cursor = con.cursor()
+        if path:
+            set_search_path(cursor, path)
+        cursors.put(cursor)
+
+    known = {str(row[0]) for row in con.execute("select snapshot_id from snapshots").fetchall()}
+
+    def one(spec: CheckSpec) -> tuple[pa.Table, pa.Table, float]:
+        cursor = cursors.get()
+        overrides = catalogue.overrides.get(spec.id)
+        try:
+            filters = (kept, observed, described)
+            if spec.id in last:
+                also = earlier[last[spec.id]]
+                text = _described(judged, f"({kept} or {also})")
+                done = _check_rows(
+                    cursor, spec, overrides, [*ids, last[spec.id]], (kept, observed, text)
+                )
+            elif window is not None and spec.history != "all":
+                done = _split_check_rows(cursor, spec, overrides, ids, filters, (path, window))
+            else:
+                done = _check_rows(cursor, spec, overrides, ids, filters)
+        finally:
+            cursors.put(cursor)
+        _require_values(spec, done[0], known)
+        return done
+
+    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit-check") as pool:
+        done = list(pool.map(one, catalogue.specs))
+    made = [f"{_LAST_OBSERVED_TABLE}_{n}" for n in range(len(earlier))]
+    for table in (_KEPT_TABLE, _OBSERVED_TABLE, _JUDGED_TABLE, *made):  # only for odd ids
+        con.execute(f"drop table if exists {table}")
+    if timings is not None:
+        timings.update(
+            (spec.id, seconds) for spec, (_, _, seconds) in zip(catalogue.specs, done, strict=True)
+        )
+    status = [STATUS_SCHEMA.empty_table(), *(rows for rows, _, _ in done)]
+    details = [ROW_SCHEMA.empty_table(), *(rows for _, rows, _ in done)]
+    return CheckRows(pa.concat_tables(status), pa.concat_tables(details))
+
+
+def _described(judged: str, alarms_of: str) -> str:
+    """The predicate for the check rows whose reason and evidence are built: every row of
+    the ``judged`` snapshot, and the alarms of the snapshots ``alarms_of`` selects."""
+    return f"({judged} or (status = 'alarm' and {alarms_of}))"
+
+
+def _check_rows(
+    con: duckdb.DuckDBPyConnection,
+    spec: CheckSpec,
+    overrides: Mapping[str, object] | None,
+    ids: Sequence[str],
+    filters: tuple[str, str, str],
+) -> tuple[pa.Table, pa.Table, float]:
+    """One check's status rows, its full rows of the ``ids`` snapshots, and its seconds.
+    ``filters``: the predicates for the ``ids`` snapshots, for those whose every status row
+    is kept, and for the rows whose text is built (see :func:`run_checks`)."""
+    started = time.perf_counter()
+    _, observed, described = filters
+    params = spec.bind(overrides)
+    # The check's SQL is code from a check file, never a value; values are parameters.
+    # Reason and evidence of the alarms of other snapshots are not needed (nor fetched).
+    sql = (
+        f"select * replace (case when {described} then reason end as reason, "
+        f"case when {described} then evidence end as evidence)\n"
+        f"from (\n{spec.sql}\n) as check_rows where status <> 'ok' or {observed}"
+    )
+    try:
+        result = run_sql(con, spec, sql, params)
+    except CheckDefinitionError:
+        _require_text_columns(con, spec, params)  # a wrong shape gets the precise message
+        raise
+    _require_shape(spec, result.column_names, [_nested_arrow(f.type) for f in result.schema])
+    return (
+        _status(result, spec.id),
+        _as_text(_rows_of(result, ids), spec.id),
+        time.perf_counter() - started,
+    )
+
+
+def _rows_of(result: pa.Table, ids: Sequence[str]) -> pa.Table:
+    """The rows of the ``ids`` snapshots: ``result`` itself when it holds no other (as in a
+    latest-only audit, where a copy would be hundreds of megabytes of fresh memory)."""
+    mask = pc.fill_null(pc.is_in(result.column("snapshot_id"), pa.array(ids, pa.string())), False)
+    return result if pc.all(mask).as_py() else result.filter(mask)
+
+
+def _split_check_rows(
+    con: duckdb.DuckDBPyConnection,
+    spec: CheckSpec,
+    overrides: Mapping[str, object] | None,
+    ids: Sequence[str],
+    filters: tuple[str, str, str],
+    paths: tuple[str, str],
+) -> tuple[pa.Table, pa.Table, float]:
+    """:func:`_check_rows` for a check judging a snapshot from it and the one before at
+    most: statuses over the history (``paths[0]``), full rows in the window (``paths[1]``)."""
+    started = time.perf_counter()
+    params = spec.bind(overrides)
+    history, window = paths
+    kept, observed, described = filters
+    # The check's SQL is code from a check file, never a value; values are parameters.
+    statuses_sql = (
+        "select snapshot_id, resource_id, status "  # noqa: S608 - see above
+        f"from (\n{spec.sql}\n) as check_rows where status <> 'ok' or {observed}"
+    )
+    rows_sql = (
+        f"select * replace (case when {described} then reason end as reason, "
+        f"case when {described} then evidence end as evidence)\n"
+        f"from (\n{spec.sql}\n) as check_rows where {kept}"
+    )
+    try:
+        statuses = run_sql(con, spec, statuses_sql, params)
+        set_search_path(con, window)
+        try:
+            rows = run_sql(con, spec, rows_sql, params)
+        finally:
+            set_search_path(con, history)
+    except CheckDefinitionError:
+        _require_text_columns(con, spec, params)  # a wrong shape gets the precise message
+        raise
+    _require_shape(spec, rows.column_names, [_nested_arrow(f.type) for f in rows.schema])
+    _require_same_judgement(spec, statuses, rows, ids)
+    return _status(statuses, spec.id), _as_text(rows, spec.id), time.perf_counter() - started
+
+
+def _require_same_judgement(
+    spec: CheckSpec, statuses: pa.Table, rows: pa.Table, ids: Sequence[str]
+) -> None:
+    """Refuse a check whose window rows judge the ``ids`` snapshots otherwise than its run
+    over the whole history: its ``history`` line claims less than it reads."""
+    identity = ["snapshot_id", "resource_id", "status"]
+
+    def judged(table: pa.Table) -> pa.Table:
+        texts = pa.table([_text(table.column(c)) for c in identity], names=identity)
+        texts = texts.filter(pc.is_in(texts.column("snapshot_id"), pa.array(ids, pa.string())))
+        return texts.sort_by([(c, "ascending") for c in identity])
+
+    if not judged(statuses).equals(judged(rows)):
+        raise CheckDefinitionError(
+            f"{spec.path}: says '-- history: {spec.history}', but it judges the snapshots "
+            f"{', '.join(ids)} differently when it reads all earlier snapshots; "
+            "remove the history line (it then reads the whole history)"
+        )
+
+
+def _require_values(spec: CheckSpec, status: pa.Table, known: Collection[str]) -> None:
+    """Refuse rows the lifecycle would silently drop: a status other than 'alarm', 'ok' or
+    'unknown', no resource id, or a snapshot id the audit does not know (read from the
+    dictionaries of :func:`_status`: a few values a chunk, whatever the row count)."""
+
+    def values(name: str) -> set[str | None]:
+        column = status.column(name)
+        found: set[str | None] = {None} if column.null_count else set()
+        for chunk in column.chunks:
+            found.update(chunk.dictionary.to_pylist())
+        return found
+
+    problems = []
+    if odd := values("status") - set(STATUSES):
+        problems.append(f"status {_listed(odd)}, where a check returns 'alarm', 'ok' or 'unknown'")
+    if status.column("resource_id").null_count:
+        problems.append("rows with no resource_id, which identifies a finding")
+    if odd := values("snapshot_id") - set(known):
+        problems.append(f"snapshot_id {_listed(odd)}, not a snapshot the audit read")
+    if problems:
+        raise CheckDefinitionError(f"{spec.path}: returned {'; and '.join(problems)}")
+
+
+def _listed(values: set[str | None]) -> str:
+    shown = sorted(repr(v) if v is not None else "null" for v in values)
+    return ", ".join(shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
+
+
+def _status(result: pa.Table, check_id: str) -> pa.Table:
+    """A check's rows as :data:`STATUS_SCHEMA` (dictionary-encoded: ids repeat a lot)."""
+    check = pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(result.num_rows, dtype=np.int32)), pa.array([check_id], pa.string())
+    )
+    columns = [_text(result.column(c)).dictionary_encode() for c in STATUS_SCHEMA.names[1:]]
+    return pa.Table.from_arrays([check, *columns], schema=STATUS_SCHEMA)
+
+
+def _as_text(result: pa.Table, check_id: str) -> pa.Table:
+    """The check's columns as strings, after a ``check_id`` column."""
+    check = pa.repeat(pa.scalar(check_id, pa.string()), result.num_rows)
+    columns = [_text(result.column(name)) for name in OUTPUT_COLUMNS]
+    return pa.Table.from_arrays([check, *columns], schema=ROW_SCHEMA)
+
+
+def _text(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    # _require_shape refused nested types: everything else casts to text.
+    return column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
+
+
+_NESTED = {"struct", "list", "map", "union", "array"}
+
+
+def _nested_arrow(kind: pa.DataType) -> str | None:
+    nested = pa.types.is_nested(kind) or pa.types.is_union(kind)
+    return str(kind) if nested else None
+
+
+def _require_text_columns(
+    con: duckdb.DuckDBPyConnection, spec: CheckSpec, params: dict[str, object]
+) -> None:
+    """Refuse a check whose columns differ from the contract or do not read as text, from
+    its bound query (nothing runs): used to explain a check that failed to run."""
+    try:  # wrapped, as every run is: the file's own text could hold more than a query
+        relation = con.sql(f"select * from (\n{spec.sql}\n) as check_rows", params=params)  # noqa: S608
+    except duckdb.PermissionException as exc:
+        raise outside_the_store(spec, exc) from exc
+    except Exception as exc:  # DuckDB raises several types; name the file in every case
+        raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
+    if relation is None:
+        raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
+    nested = [str(kind) if kind.id in _NESTED else None for kind in relation.types]
+    _require_shape(spec, list(relation.columns), nested)
+
+
+def _require_shape(spec: CheckSpec, columns: Sequence[str], nested: Sequence[str | None]) -> None:
+    """Refuse output columns other than :data:`OUTPUT_COLUMNS`, or of a nested type."""
+    if tuple(columns) != OUTPUT_COLUMNS:
+        raise CheckDefinitionError(
+            f"{spec.path}: returns columns {', '.join(columns)}; a check must "
+            f"return exactly {', '.join(OUTPUT_COLUMNS)}, in that order"
+        )
+    for name, kind in zip(columns, nested, strict=True):
+        if kind is not None:
+            raise CheckDefinitionError(
+                f"{spec.path}: column {name} is {kind}, which does not read as text; "
+                "return JSON text for evidence (to_json(struct_pack(...)))"
+            )
