@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from datetime import date
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pandas as pd
 import pytest
 from engine_world import engine_catalogue, history, service_id
 
@@ -14,10 +17,6 @@ from toolkit.audit import WaiverError, load_waivers, run_audit
 from toolkit.audit.testing import fixture_connection
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    import pandas as pd
-
     from toolkit.audit import AuditResult
 
 TODAY = date(2026, 2, 1)
@@ -128,8 +127,32 @@ owner = "erin@example.com"
 expires = 2026-12-31
 """
     result = audit(tmp_path, text)
-    assert row(result.findings, "TST001", "resolved").waived
+    # it was shown waived and active while the report called its waiver stale, and it
+    # dropped out of every count (resolved 2 became 1, waived stayed 0)
+    resolved = row(result.findings, "TST001", "resolved")
+    assert not resolved.waived and pd.isna(resolved.waiver_status)
     assert result.waiver_report.status.tolist() == ["stale"]
+    assert result.summary().loc["high", "resolved"] == 2
+    assert result.per_check().set_index("check_id").loc["TST001", "resolved"] == 2
+
+
+def test_counts_add_up_to_every_finding_whatever_is_waived(tmp_path: Path) -> None:
+    names = ("open", "new", "regressed", "resolved", "gone")
+    result = audit(
+        tmp_path, "".join(entry("2026-12-31", f'resources = ["svc-{n}"]') for n in names)
+    )
+    assert result.findings.waived.sum() == 3  # the three in alarm; resolved ones stay resolved
+    assert int(result.summary().to_numpy().sum()) == len(result.findings) == 8
+    counts = result.per_check()[["new", "regressed", "open", "resolved", "waived"]]
+    assert int(counts.to_numpy().sum()) == 8
+    # a findings table marking a resolved finding waived still counts it, once, as resolved
+    import dataclasses
+
+    marked = dataclasses.replace(result, findings=result.findings.assign(waived=True))
+    assert marked.summary().loc["high"].to_dict() == {
+        "new": 0, "regressed": 0, "open": 0, "resolved": 2, "waived": 3
+    }  # fmt: skip
+    assert int(marked.summary().to_numpy().sum()) == 8
 
 
 def one_waiver(check: str) -> str:
@@ -466,3 +489,163 @@ def test_the_audit_command_says_what_to_do_and_counts_past_twenty(
     _print_waiver_messages(pd.DataFrame([row(n, "stale") for n in range(1, 50_001)]), ATTENTION)
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 21 and "... and 49980 more waiver message(s)" in lines[-1]
+
+
+def test_a_finding_two_waivers_hold_shows_the_one_the_report_keeps(tmp_path: Path) -> None:
+    # it showed entry #1, the earliest, which the report calls a duplicate to remove
+    text = entry("2026-06-30", 'resources = ["svc-open"]') + entry(
+        "2026-12-31", 'resources = ["svc-open", "svc-new"]'
+    ).replace('owner = "o"', 'owner = "kept"')
+    result = audit(tmp_path, text)
+    report = result.waiver_report.set_index("entry")
+    assert report.status.tolist() == ["duplicate", "active"] and report.loc[1, "covered_by"] == 2
+    shown = row(result.findings, "TST001", "open")
+    assert (shown.waiver_owner, shown.waiver_expires) == ("kept", date(2026, 12, 31))
+
+
+def test_of_two_expired_waivers_a_finding_shows_the_one_that_ended_last(tmp_path: Path) -> None:
+    text = entry("2026-01-10", 'resources = ["svc-open"]') + entry(
+        "2026-01-20", 'resources = ["svc-open"]'
+    )
+    shown = row(audit(tmp_path, text).findings, "TST001", "open")
+    assert not shown.waived and shown.waiver_status == "expired"
+    assert shown.waiver_expires == date(2026, 1, 20)
+
+
+YAML_REST = {"check": "TST001", "service": "x", "reason": "r", "owner": "o",
+             "expires": "2026-12-31"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [("check", "&c [*c]", "waiver #1: 'check' must be text, not [[...]]"),
+     ("expires", "&e [*e]", "'expires' = [[...]] is not a date"),
+     ("service", "&s [*s]", "'service' must be a name or glob such as 'web-*', not [[...]]"),
+     ("reason", "&r {a: *r}", '\'reason\' must be text, not {"a": {...}}'),
+     ("owner", "&o [1, [2, *o]]", "'owner' must be text, not [1, [2, [...]]]")],
+)  # fmt: skip
+def test_a_yaml_alias_of_itself_is_refused_not_a_crash(
+    tmp_path: Path, key: str, value: str, said: str
+) -> None:
+    # json.dumps raised "ValueError: Circular reference detected": exit 1, as if findings failed
+    path = tmp_path / "waivers.yaml"
+    lines = [f"    {k}: {value if k == key else v}" for k, v in YAML_REST.items()]
+    path.write_text("waivers:\n  -" + "\n".join(lines)[3:] + "\n", encoding="utf-8")
+    with pytest.raises(WaiverError) as caught:
+        load_waivers(path)
+    assert str(caught.value).startswith(f"{path}: waiver #1")
+    assert said in str(caught.value)
+
+
+def test_a_huge_or_deep_value_is_cut_or_refused(tmp_path: Path) -> None:
+    path = tmp_path / "waivers.yaml"
+    levels = ["l0: &l0 [xxxxxxxxxx, xxxxxxxxxx, xxxxxxxxxx]"]
+    levels += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]" for n in range(1, 6)]
+    rest = "\n".join(f"    {k}: {v}" for k, v in YAML_REST.items() if k != "owner")
+    body = "x-" + "\nx-".join(levels) + f"\nwaivers:\n  - owner: *l5\n{rest}\n"
+    path.write_text(body, encoding="utf-8")  # 300,000 strings once written out
+    with pytest.raises(WaiverError, match=r"'owner' must be text, not \[\[\[.{60,80}\.\.\.: "):
+        load_waivers(path)
+    for name, assign in (("deep.yaml", "waivers: "), ("deep.toml", "waivers = ")):
+        path = tmp_path / name
+        path.write_text(assign + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+        with pytest.raises(WaiverError, match=f"{re.escape(str(path))} nests lists or tables"):
+            load_waivers(path)  # a RecursionError of the parser
+
+
+@pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="no /dev/fd to name a pipe")
+def test_a_pipe_is_read_as_a_waivers_file(tmp_path: Path) -> None:
+    # --waivers <(sops -d waivers.toml) was refused: "does not exist", as it is no regular file
+    read, write = os.pipe()
+    try:
+        os.write(write, f"[[waivers]]\n{ENTRY}expires = 2026-12-31\n".encode())
+        os.close(write)
+        assert [w.owner for w in load_waivers(Path(f"/dev/fd/{read}"))] == ["o"]
+    finally:
+        os.close(read)
+    with pytest.raises(WaiverError, match="is a folder, not a file"):
+        load_waivers(tmp_path)
+    with pytest.raises(WaiverError, match="does not exist"):
+        load_waivers(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [("waivers.toml", 'waivers = ""\n',
+      "'waivers' must be a list of entries ([[waivers]] entries in TOML), not \"\""),
+     ("waivers.toml", "waivers = false\n", "'waivers' must be a list of entries (" ),
+     ("waivers.toml", "waivers = 0\n", "'waivers' must be a list of entries ("),
+     ("waivers.toml", "waivers = {}\n",
+      "'waivers' must be a list of entries, not a table: in TOML write each one under "
+      "[[waivers]] (two brackets), not [waivers]"),
+     ("waivers.yaml", "[]\n", "the file must hold one list named 'waivers' ('- ' items under "
+      "'waivers:' in YAML), not []"),
+     ("waivers.yaml", "false\n", "the file must hold one list named 'waivers' ("),
+     ("waivers.yaml", "0\n", "the file must hold one list named 'waivers' ("),
+     ("waivers.yaml", '""\n', "the file must hold one list named 'waivers' ("),
+     ("waivers.yaml", "waivers: no\n", "'waivers' must be a list of entries ('- ' items under "
+      "'waivers:' in YAML), not false")],
+)  # fmt: skip
+def test_a_waivers_list_of_the_wrong_type_is_refused_not_read_as_none(
+    tmp_path: Path, name: str, content: str, said: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(WaiverError) as caught:
+        load_waivers(path)
+    assert str(caught.value).startswith(f"{path}: {said}")
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [("waivers.toml", ""), ("waivers.toml", "# none yet\n"), ("waivers.yaml", ""),
+     ("waivers.yaml", "# none yet\n"), ("waivers.yaml", "waivers:\n"),
+     ("waivers.yaml", "waivers: []\n"), ("waivers.toml", "waivers = []\n")],
+)  # fmt: skip
+def test_an_empty_file_or_list_holds_no_waivers(tmp_path: Path, name: str, content: str) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    assert load_waivers(path) == []
+
+
+YAML_WAIVER = "waivers:\n  - check: TST001\n    reason: r\n    owner: o\n    expires: 2026-12-31\n"
+ONE_CHECK = ENTRY.replace('"TST001"', '["TST001"]') + "expires = 2026-12-31\n"
+TWO_CHECKS = ENTRY.replace('"TST001"', '["TST001", "TST002"]') + "expires = 2026-12-31\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [("waivers.yaml", "waivers:\n  check: TST001\n",
+      "'waivers' must be a list of entries, not a table: start each entry with '- ' under "
+      "'waivers:'"),
+     ("waivers.yaml", YAML_WAIVER + "    service: no\n",
+      "waiver #1 (TST001): 'service' must be a name or glob such as 'web-*', not false: put it "
+      "in quotes, as YAML reads a bare no, yes, on or off as true or false"),
+     ("waivers.yaml", YAML_WAIVER + "    team: on\n", "'team' must be a name or glob such as "
+      "'web-*', not true: put it in quotes, as YAML reads a bare no"),
+     ("waivers.yaml", YAML_WAIVER + "    project: 2026\n",
+      "'project' must be a name or glob such as 'web-*', not 2026: put it in quotes "
+      '(project: "2026")'),
+     ("waivers.toml", f'[[waivers]]\n{ENTRY}expires = "2026-12-31 "\n',
+      "'expires' = \"2026-12-31 \" has a space before or after the date: write \"2026-12-31\""),
+     ("waivers.toml", f'[[waivers]]\n{ENTRY}expires = "2026-12-31x"\n',
+      "'expires' = \"2026-12-31x\" is not a date"),
+     ("waivers.toml", f"[[waivers]]\n{ONE_CHECK}",
+      "waiver #1: 'check' must be text, not [\"TST001\"]: write the one value, not a list "
+      '(check = "TST001")'),
+     ("waivers.toml", f"[[waivers]]\n{TWO_CHECKS}", "write one waiver per check"),
+     ("waivers.toml", "[[waivers]]\n" + ENTRY.replace('"x"', '["a", "b"]')
+      + "expires = 2026-12-31\n",
+      "not [\"a\", \"b\"]: write one glob matching them all, or one waiver per name")],
+)  # fmt: skip
+def test_each_message_says_what_is_wrong_in_the_files_own_words(
+    tmp_path: Path, name: str, content: str, said: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(WaiverError) as caught:
+        load_waivers(path)
+    message = str(caught.value)
+    assert said in message and message.startswith(f"{path}: ")
+    if name.endswith(".yaml"):
+        assert "TOML" not in message and " = " not in message  # once TOML advice for YAML

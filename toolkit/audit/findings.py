@@ -140,7 +140,9 @@ class AuditResult:
     def summary(self) -> pd.DataFrame:
         """Counts per severity (rows, most severe first): one column per state, and waived.
 
-        The state columns count unwaived findings; ``waived`` counts waived ones in alarm.
+        The state columns count unwaived findings; ``waived`` counts waived ones in alarm. A
+        waiver holds only findings in alarm, so ``resolved`` counts every resolved finding,
+        and the columns add up to every finding.
         """
         counts = self._counts_by("severity").reindex(SEVERITIES, fill_value=0)
         counts.index = pd.Index(SEVERITIES, name="severity")
@@ -190,12 +192,14 @@ class AuditResult:
 
     def _counts_by(self, column: str) -> pd.DataFrame:
         """Per value of a findings ``column`` that has findings: unwaived findings in each
-        state, and waived ones in alarm (``waived``), the counts every table shows."""
+        state, and waived ones in alarm (``waived``), the counts every table shows. Each
+        finding is counted once: one marked waived but resolved counts as resolved."""
         frame = self.findings
+        waived = frame.state.isin(ALARMING) & frame.waived
         flags = pd.DataFrame(
             {
-                **{state: (frame.state == state) & ~frame.waived for state in STATES},
-                "waived": frame.state.isin(ALARMING) & frame.waived,
+                **{state: (frame.state == state) & ~waived for state in STATES},
+                "waived": waived,
             }
         )
         return flags.groupby(frame[column]).sum().astype("int64")

@@ -24,12 +24,15 @@ may hold only keys starting with ``x-``, ignored, where YAML anchors can live
 glob (``*``, ``?``, ``[a-z]``, ``\\`` escaping the next character) that can match nothing, such as
 an unclosed ``[``, is refused.
 
-A waived finding is shown as waived, never dropped. A waiver past its expiry date stops
-hiding its findings and is itself reported; an active waiver that matches no finding in
-alarm is reported as stale, and one that ends within :data:`EXPIRING_DAYS` as expiring, so
-the gate it holds open does not fail by surprise. An id of ``resources`` that matches no
-finding in alarm is named (``stale_ids``), and a waiver whose every finding another unexpired
-waiver holds as long or longer is a duplicate (``covered_by``): remove it, not renew it.
+A waived finding is shown as waived, never dropped. A waiver holds findings in alarm: a
+resolved finding it matches is resolved, not waived, and counted as such. A finding two
+waivers match shows the one the report keeps (the unexpired one lasting longest, the earlier
+entry among equals). A waiver past its expiry date stops hiding its findings and is itself
+reported; an active waiver that matches no finding in alarm is reported as stale, and one
+that ends within :data:`EXPIRING_DAYS` as expiring, so the gate it holds open does not fail
+by surprise. An id of ``resources`` that matches no finding in alarm is named
+(``stale_ids``), and a waiver whose every finding another unexpired waiver holds as long or
+longer is a duplicate (``covered_by``): remove it, not renew it.
 A waiver for a check this audit did not run (``--check``, ``--skip``) is unchecked, neither
 stale nor active; one naming no check at all is refused (:func:`require_known_checks`),
 since it could never match. Matching runs in DuckDB (``GLOB``), next to the findings.
@@ -55,7 +58,7 @@ from toolkit.errors import WaiverError
 from toolkit.text_file import NotUtf8, read_utf8
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Sequence
+    from collections.abc import Collection, Iterable, Iterator, Sequence
 
     import duckdb
     import pandas as pd
@@ -83,7 +86,10 @@ ATTENTION = ("expiring", "expired", "stale", "duplicate")
 """The statuses of waivers someone has to renew, fix or remove."""
 _KEYS = {"check", "resources", "reason", "owner", "expires", *SELECTORS}
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}")
 WAIVERS = "audit_waivers"
+_SHOWN_CHARS = 80
+"""A value longer than this, shown in a message, is cut."""
 _SCHEMA = pa.schema(
     [
         ("idx", pa.int64()),
@@ -125,23 +131,28 @@ class Waiver:
 def load_waivers(path: Path) -> list[Waiver]:
     """Read a ``.toml``, ``.yaml`` or ``.yml`` file; :class:`WaiverError` names a bad entry."""
     text = _read_text(path)
-    if path.suffix.lower() in (".yaml", ".yml"):
-        return parse_waivers(_yaml(text, path), str(path), from_yaml=True)
+    from_yaml = path.suffix.lower() in (".yaml", ".yml")
     try:
-        data = tomllib.loads(text)
+        data = _yaml(text, path) if from_yaml else tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise WaiverError(
             f"{path} is not valid TOML ({exc}): fix the line it names{_suffix_hint(path, text)}"
         ) from exc
-    return parse_waivers(data, str(path))
+    except RecursionError:  # both parsers recurse once per level of [[[...]]]
+        raise WaiverError(
+            f"{path} nests lists or tables too deep to read: a waiver holds text, a date and "
+            "a list of ids"
+        ) from None
+    return parse_waivers(data, str(path), from_yaml=from_yaml)
 
 
 def _read_text(path: Path) -> str:
-    """The file as text (a UTF-8 byte-order mark is dropped, as Windows editors write one)."""
+    """The file as text (a UTF-8 byte-order mark is dropped, as Windows editors write one).
+    Not only a regular file: a pipe (``--waivers <(sops -d waivers.toml)``) is read too."""
     fix = "fix [audit] waivers or --waivers"
     if path.is_dir():
         raise WaiverError(f"waivers file {path} is a folder, not a file: {fix}")
-    if not path.is_file():
+    if not path.exists():
         raise WaiverError(f"waivers file {path} does not exist: {fix}")
     try:
         return read_utf8(path)
@@ -168,14 +179,16 @@ def _suffix_hint(path: Path, text: str) -> str:
 
 
 def _yaml(text: str, path: Path) -> Any:
+    """The document; an empty one (nothing but comments) holds no waivers, as in TOML."""
     import yaml
 
     try:
-        return yaml.load(text, Loader=_strict_loader()) or {}  # noqa: S506 - a SafeLoader
+        data = yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         raise WaiverError(
             f"{path} is not valid YAML ({exc}): fix the line it names{_suffix_hint(path, text)}"
         ) from exc
+    return {} if data is None else data
 
 
 @functools.cache
@@ -221,10 +234,13 @@ def _strict_loader() -> type:
 
 def parse_waivers(data: Any, where: str = "waivers", *, from_yaml: bool = False) -> list[Waiver]:
     """Validate already-parsed data: ``{"waivers": [{...}, ...]}`` (``from_yaml`` words the
-    hints for YAML). Top-level keys starting with ``x-`` are ignored."""
+    hints for YAML). Top-level keys starting with ``x-`` are ignored. No ``waivers`` key, or
+    a YAML ``waivers:`` with every entry commented out, is no waivers; any other value that
+    is not a list is refused, so a slip never silently waives nothing."""
+    form = _list_form(from_yaml)
     if not isinstance(data, dict):
         raise WaiverError(
-            f"{where}: the file holds one list named 'waivers' ([[waivers]] entries in TOML)"
+            f"{where}: the file must hold one list named 'waivers' ({form}), not {_shown(data)}"
         )
     if extra := sorted(str(k) for k in data if k != "waivers" and not str(k).startswith("x-")):
         close = difflib.get_close_matches(extra[0], ["waivers"], n=1)
@@ -236,20 +252,30 @@ def parse_waivers(data: Any, where: str = "waivers", *, from_yaml: bool = False)
         raise WaiverError(
             f"{where}: top-level key{'s' * (len(extra) > 1)} {', '.join(map(repr, extra))} "
             f"{'are' if len(extra) > 1 else 'is'} not understood: the file may hold only the "
-            f"'waivers' list ([[waivers]] entries in TOML){hint}"
+            f"'waivers' list ({form}){hint}"
         )
-    entries = data.get("waivers") or []
+    entries = data.get("waivers")
+    if entries is None:
+        return []
     if isinstance(entries, dict):
-        raise WaiverError(
-            f"{where}: 'waivers' must be a list of entries: in TOML write each one under "
-            "[[waivers]] (two brackets), not [waivers]"
-        )
+        fix = (
+            "start each entry with '- ' under 'waivers:'" if from_yaml else
+            "in TOML write each one under [[waivers]] (two brackets), not [waivers]"
+        )  # fmt: skip
+        raise WaiverError(f"{where}: 'waivers' must be a list of entries, not a table: {fix}")
     if not isinstance(entries, list):
-        raise WaiverError(f"{where}: 'waivers' must be a list of entries")
+        raise WaiverError(
+            f"{where}: 'waivers' must be a list of entries ({form}), not {_shown(entries)}"
+        )
     return [
         _waiver(entry, f"{where}: waiver #{n}", from_yaml)
         for n, entry in enumerate(entries, start=1)
     ]
+
+
+def _list_form(from_yaml: bool) -> str:
+    """How the file writes its list of waivers, in the file's own language."""
+    return "'- ' items under 'waivers:' in YAML" if from_yaml else "[[waivers]] entries in TOML"
 
 
 def _waiver(entry: Any, where: str, from_yaml: bool) -> Waiver:
@@ -266,15 +292,8 @@ def _waiver(entry: Any, where: str, from_yaml: bool) -> Waiver:
     for key in ("check", "reason", "owner"):
         value = entry.get(key)
         if value is not None and not isinstance(value, str):
-            quoted = f"{key}{':' if from_yaml else ' ='} {_shown(_shown(value))}"
-            fix = (
-                ", as YAML reads a bare no, yes, on or off as true or false"
-                if from_yaml and isinstance(value, bool)
-                else f" ({quoted})"
-            )
-            raise WaiverError(
-                f"{where}: '{key}' must be text, not {_shown(value)}: put it in quotes{fix}"
-            )
+            fix = _as_text(key, value, from_yaml)
+            raise WaiverError(f"{where}: '{key}' must be text, not {_shown(value)}: {fix}")
         if not isinstance(value, str) or not value.strip():
             raise WaiverError(f"{where}: '{key}' is required and must be non-empty text")
     resources = entry.get("resources")
@@ -286,7 +305,12 @@ def _waiver(entry: Any, where: str, from_yaml: bool) -> Waiver:
         raise WaiverError(f"{where}: 'resources' must be a non-empty list of resource ids")
     globs = {name: entry.get(name) for name in SELECTORS}
     for name, value in globs.items():
-        if value is not None and (not isinstance(value, str) or not value):
+        if value is not None and not isinstance(value, str):
+            raise WaiverError(
+                f"{where}: '{name}' must be a name or glob such as 'web-*', not "
+                f"{_shown(value)}: {_as_text(name, value, from_yaml)}"
+            )
+        if value is not None and not value:
             raise WaiverError(f"{where}: '{name}' must be a name or glob such as 'web-*'")
         if value is not None and (problem := _glob_problem(value)):
             raise WaiverError(f"{where}: '{name}' = {_shown(value)} {problem}")
@@ -303,6 +327,25 @@ def _waiver(entry: Any, where: str, from_yaml: bool) -> Waiver:
         resources=tuple(resources) if resources else None,
         **globs,
     )
+
+
+def _as_text(key: str, value: object, from_yaml: bool) -> str:
+    """How to write ``value``, which is not text, as the text ``key`` takes, in the file's
+    own language (YAML reads a bare ``no`` or ``on`` as a boolean, ``2026`` as a number)."""
+    assign = f"{key}{':' if from_yaml else ' ='}"
+    if from_yaml and isinstance(value, bool):
+        return "put it in quotes, as YAML reads a bare no, yes, on or off as true or false"
+    if not isinstance(value, list | dict):
+        return f"put it in quotes ({assign} {_shown(_shown(value))})"
+    texts = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+    if len(texts) == len(value) == 1:
+        return f"write the one value, not a list ({assign} {_shown(texts[0])})"
+    if texts and len(texts) == len(value) and key == "check":
+        return "write one waiver per check"
+    if texts and len(texts) == len(value) and key in SELECTORS:
+        return "write one glob matching them all, or one waiver per name"
+    example = {"check": '"RES002"', **dict.fromkeys(SELECTORS, '"web-*"')}.get(key, '"..."')
+    return f"write one value in quotes ({assign} {example})"
 
 
 def _glob_problem(glob: str) -> str | None:
@@ -355,7 +398,12 @@ def _expiry(value: Any, where: str) -> date:
             f"{where}: 'expires' is required, a date such as 2026-06-30 (every waiver ends)"
         )
     text = value if isinstance(value, str) else None
-    if isinstance(value, datetime) or (text is not None and _DATE.match(text) and len(text) > 10):
+    if text is not None and text != text.strip() and _DATE.fullmatch(text.strip()):
+        raise WaiverError(
+            f"{where}: 'expires' = {_shown(value)} has a space before or after the date: "
+            f"write {_shown(text.strip())}"
+        )
+    if isinstance(value, datetime) or (text is not None and _DATE_TIME.match(text)):
         raise WaiverError(
             f"{where}: 'expires' = {_shown(value)} is a date and time: give a date (YYYY-MM-DD); "
             "a waiver holds to the end of that day, UTC"
@@ -374,10 +422,38 @@ def _expiry(value: Any, where: str) -> date:
 
 
 def _shown(value: object) -> str:
-    """A value as the file would write it (``true``, ``"text"``), not as Python's repr."""
+    """A value as the file would write it (``true``, ``"text"``, ``[1, 2]``), not as Python's
+    repr, cut after :data:`_SHOWN_CHARS` characters. A list or table inside itself (a YAML
+    alias of its own anchor, ``&c [*c]``) is shown as ``[...]`` or ``{...}``."""
+    shown = ""
+    for piece in _pieces(value, ()):
+        shown += piece
+        if len(shown) > _SHOWN_CHARS:
+            return shown[: _SHOWN_CHARS - 3] + "..."
+    return shown
+
+
+def _pieces(value: object, inside: tuple[int, ...]) -> Iterator[str]:
+    """:func:`_shown`'s text, piece by piece, so an exponential YAML (aliases of aliases)
+    is cut without being written out; ``inside`` holds the lists and tables around it."""
     if isinstance(value, date | time):
-        return value.isoformat()
-    return json.dumps(value, default=str, ensure_ascii=False)
+        yield value.isoformat()
+    elif isinstance(value, list | dict):
+        brackets = "[]" if isinstance(value, list) else "{}"
+        if id(value) in inside:
+            yield f"{brackets[0]}...{brackets[1]}"
+            return
+        yield brackets[0]
+        items = value.items() if isinstance(value, dict) else ((None, v) for v in value)
+        for n, (key, item) in enumerate(items):
+            yield ", " if n else ""
+            if isinstance(value, dict):
+                yield from _pieces(key, ())
+                yield ": "
+            yield from _pieces(item, (*inside, id(value)))
+        yield brackets[1]
+    else:
+        yield json.dumps(value, default=str, ensure_ascii=False)
 
 
 def waiver_table(waivers: Sequence[Waiver], today: date) -> pa.Table:
@@ -402,7 +478,7 @@ def waiver_table(waivers: Sequence[Waiver], today: date) -> pa.Table:
 
 _MATCHES = """
 create or replace temp table audit_waiver_matches as
-select f.check_id, f.resource_id, f.state, w.idx, w.expired
+select f.check_id, f.resource_id, f.state, w.idx, w.expired, w.expires
 from audit_findings f
 join audit_waivers w
   on w.check_id = f.check_id
@@ -413,12 +489,15 @@ join audit_waivers w
  and (w.service is null or coalesce(f.service_name, f.resource_name, '') glob w.service)
 """
 
-# The waiver shown on a finding: an active one first, else an expired one (shown, but not
-# hiding it), the earliest entry of the file among equals.
+# The waiver shown on a finding in alarm (a resolved one is resolved, not waived, as the
+# report's stale and duplicate waivers count only findings in alarm): an active one first,
+# else an expired one (shown, but not hiding it); the one lasting longest, then the earliest
+# entry of the file, so that it is the one the report keeps, never one it calls a duplicate.
 _WAIVED = """
 with chosen as (
-    select check_id, resource_id, arg_min(idx, expired::integer * 1000000 + idx) as idx
+    select check_id, resource_id, first(idx order by expired, expires desc, idx) as idx
     from audit_waiver_matches
+    where state <> 'resolved'
     group by check_id, resource_id
 )
 select
