@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -166,6 +167,15 @@ def snapshot(
         list[str] | None,
         typer.Option("--credential", help="Also audit this key: NAME=ENV_VAR (repeatable)."),
     ] = None,
+    verify_scope: Annotated[
+        bool | None,
+        typer.Option(
+            "--verify-scope/--no-verify-scope",
+            help="Verified mode: compare what each audited key really sees with the scope it "
+            "claims (check KEY009; up to six more calls per audited key). Overrides "
+            "\\[collect] verify_scope for this run; off by default.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
 ) -> None:
     """Collect the platform into one snapshot.
@@ -183,6 +193,11 @@ def snapshot(
             audited=_credential_pairs(credential or []),
         )
         url = settings.store_url
+        if verify_scope is not None:
+            from toolkit.collect import CrawlOptions
+
+            options = replace(settings.collect or CrawlOptions(), verify_scope=verify_scope)
+            settings = replace(settings, collect=options)
         settings.require_base_url()
         settings.token()
         run = _locked_snapshot(settings, as_of=_utc(as_of), quiet=quiet)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.api import ClientConfig, Secret
 from toolkit.api import ConfigError as ApiConfigError
+from toolkit.config_collect import COLLECT_KEYS, collect_from_file
 from toolkit.errors import ConfigError
 from toolkit.schedule.settings import (
     NOTIFY_KEYS,
@@ -38,6 +39,8 @@ from toolkit.text_file import NotUtf8, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from toolkit.collect import CrawlOptions
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -74,6 +77,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     },
     "schedule": SCHEDULE_KEYS,
     "notify": NOTIFY_KEYS,
+    "collect": COLLECT_KEYS,
 }
 _TABLES_OF_TABLES = {"credentials", "endpoints", "checks"}
 FAIL_ON = ("critical", "high", "medium", "low")
@@ -134,6 +138,8 @@ class Settings:
     """When ``platform-audit schedule`` runs, its backoff, lock, status file and maintenance."""
     notify: NotifySettings = field(default_factory=NotifySettings)
     """Where the scheduled job posts new findings ([notify] url_env names the variable)."""
+    collect: CrawlOptions | None = None
+    """What snapshots collect ([collect]); None: the crawl's defaults, ``CrawlOptions()``."""
     source: Path | None = None
 
     @property
@@ -306,6 +312,7 @@ def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
     values.update(_audit(raw.get("audit", {}), raw.get("checks", {}), source))
     values["schedule"] = schedule_from_file(raw.get("schedule", {}), source)
     values["notify"] = notify_from_file(raw.get("notify", {}), source)
+    values["collect"] = collect_from_file(raw.get("collect", {}), source)
     return values
 
 

@@ -9,8 +9,14 @@ from typing import TYPE_CHECKING
 import pytest
 from rich.console import Console
 
-from toolkit.collect import CollectionAborted, CrawlProgress, crawl, crawl_settings
-from toolkit.config import Credential, Settings
+from toolkit.collect import (
+    CollectionAborted,
+    CrawlOptions,
+    CrawlProgress,
+    crawl,
+    crawl_settings,
+)
+from toolkit.config import Credential, Settings, load_settings
 from toolkit.snapshot.redaction import Fingerprinter
 
 if TYPE_CHECKING:
@@ -71,6 +77,31 @@ def test_crawl_settings_names_the_variable_of_a_refused_key(
     monkeypatch.setenv("TEST_DASHBOARD_KEY", sim.keys["viewer"])
     with pytest.raises(CollectionAborted, match=r"\$TEST_COLLECTOR_KEY"):
         crawl_settings(_settings(server, tmp_path), quiet=True)
+
+
+def test_crawl_settings_takes_the_collect_section_unless_given_options(
+    fresh: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sim, server = fresh
+    monkeypatch.delenv("PLATFORM_AUDIT_HMAC_KEY", raising=False)
+    monkeypatch.setenv("TEST_COLLECTOR_KEY", sim.keys["editor"])
+    monkeypatch.setenv("TEST_DASHBOARD_KEY", sim.keys["limited"])
+    config = tmp_path / "platform-audit.toml"
+    config.write_text(
+        '[platform]\ncredential = "collector"\n'
+        '[credentials.collector]\ntoken_env = "TEST_COLLECTOR_KEY"\n'
+        '[credentials.dashboard]\ntoken_env = "TEST_DASHBOARD_KEY"\n'
+        '[client]\nrate_per_minute = 0\n[store]\nhmac_key_file = "keys/hmac.key"\n'
+        "[collect]\nverify_scope = true\ndeployment_depth = 0\n",
+        encoding="utf-8",
+    )
+    settings = load_settings(config, environ={}, base_url=server.base_url)
+    rows, result = crawl_settings(settings, quiet=True)
+    assert {r["credential_name"] for r in rows["credential_probes"]} == {"dashboard"}
+    assert "deployments.list" not in {call.endpoint for call in result.planned}
+    rows, result = crawl_settings(settings, options=CrawlOptions(), quiet=True)  # it wins
+    assert rows["credential_probes"] == []
+    assert "deployments.list" in {call.endpoint for call in result.planned}
 
 
 def test_progress_is_quiet_off_a_terminal() -> None:

@@ -284,6 +284,31 @@ def test_credentials_named_in_the_file_are_audited(platform: Platform) -> None:
     assert snap["credential_name"] == "collector"
 
 
+def test_verify_scope_probes_the_audited_keys_for_one_run(platform: Platform) -> None:
+    def probes(*args: str) -> int:
+        """`credential_probes` rows of a snapshot auditing the limited key as `ci`."""
+        result = platform.snapshot("--credential", "ci=CI_KEY", *args, CI_KEY=limited)
+        assert result.exit_code == ExitCode.OK, result.output
+        [row] = platform.sql("select count(*) as n from credential_probes_latest")
+        return int(row["n"])
+
+    limited = platform.sim.keys["limited"]
+    assert probes() == 0  # verified mode is off by default
+    assert probes("--verify-scope") > 0
+    platform.config.write_text(FAST + "[collect]\nverify_scope = true\n", encoding="utf-8")
+    assert probes() > 0  # the file turns it on
+    assert probes("--no-verify-scope") == 0  # the option wins for one run
+
+
+def test_a_bad_collect_setting_exits_2_naming_the_file(platform: Platform) -> None:
+    platform.config.write_text(FAST + '[collect]\nverify_scope = "yes"\n', encoding="utf-8")
+    result = platform.snapshot()
+    assert result.exit_code == ExitCode.CONFIG, result.output
+    out = flat(result.output)
+    assert f"{platform.config}: [collect] verify_scope must be true or false" in out
+    assert platform.snapshot_count() == 0
+
+
 def test_an_audited_key_that_is_refused_is_recorded_not_fatal(platform: Platform) -> None:
     result = platform.snapshot("--credential", "old=CI_KEY", CI_KEY=platform.sim.keys["revoked"])
     assert result.exit_code == ExitCode.OK, result.output

@@ -319,6 +319,9 @@ def crawl_settings(
 ) -> CrawlOutput:
     """Crawl with the configured collecting credential; audit every other configured one.
 
+    Without `options`, the crawl uses the configured ones (``[collect]``, `settings.collect`),
+    or the defaults when none are configured; `options` given here replace them whole.
+
     >>> rows, result = crawl_settings(load_settings())                 # doctest: +SKIP
     """
     from toolkit.snapshot.redaction import load_fingerprinter
@@ -329,7 +332,7 @@ def crawl_settings(
         return crawl(
             settings.client_config(),
             fingerprints=fingerprints,
-            options=options,
+            options=options if options is not None else settings.collect,
             credential=settings.credential,
             audited=audited,
             quiet=quiet,

@@ -5,7 +5,8 @@
 -- risk: A key that sees resources outside the scope /users/me claims (or misses ones inside it) makes every other key-scope finding wrong: the real exposure is unknown.
 -- remediation: Recreate the key with the intended scope. A key that sees less than it claims may have a creator with less access (a key never has more than its creator); otherwise report the difference to the platform. Until then treat the key as reaching what it was seen to reach.
 -- history: snapshot
--- Rows exist only for snapshots collected with CrawlOptions(verify_scope=True). A key none
+-- Rows exist only for snapshots collected in verified mode ([collect] verify_scope, or
+-- `snapshot --verify-scope`; CrawlOptions(verify_scope=True) from Python). A key none
 -- of whose probes could be judged (each failed, or its expected answer is unknown) was not
 -- verified: 'unknown', not a clean bill.
 select
