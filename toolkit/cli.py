@@ -200,6 +200,13 @@ def snapshot(
             settings = replace(settings, collect=options)
         settings.require_base_url()
         settings.token()
+        if settings.collect is not None and settings.collect.verify_scope and not settings.audited:
+            err.print(
+                Text(
+                    "note: verified mode probes the audited keys, and none is configured: add "
+                    "--credential NAME=ENV_VAR or a [credentials.NAME] section"
+                )
+            )
         run = _locked_snapshot(settings, as_of=_utc(as_of), quiet=quiet)
     except LockHeld as exc:
         raise fail(str(exc), ExitCode.LOCKED) from None

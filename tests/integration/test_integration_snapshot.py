@@ -300,6 +300,13 @@ def test_verify_scope_probes_the_audited_keys_for_one_run(platform: Platform) ->
     assert probes("--no-verify-scope") == 0  # the option wins for one run
 
 
+def test_verify_scope_without_an_audited_key_says_it_probes_nothing(platform: Platform) -> None:
+    result = platform.snapshot("--verify-scope")
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "verified mode probes the audited keys, and none is configured" in flat(result.output)
+    assert "none is configured" not in flat(platform.snapshot().output)
+
+
 def test_a_bad_collect_setting_exits_2_naming_the_file(platform: Platform) -> None:
     platform.config.write_text(FAST + '[collect]\nverify_scope = "yes"\n', encoding="utf-8")
     result = platform.snapshot()
