@@ -6,10 +6,12 @@ with env as (
     select
         snapshot_id, id, name, team_id, project_id,
         -- "prod" or "production" as a word of the name (prod-eu, prod_eu, prod2: every run
-        -- of non-letters is a space), never pre-prod, non-prod or not-prod; REP004's default
-        coalesce(regexp_matches(regexp_replace(regexp_replace(lower(name),
+        -- of non-letters is a space), never pre-prod, non-prod or not-prod; REP004's default.
+        -- Null for an environment without a name: nothing tells (the platform may leave names
+        -- out), so VAR007 does not count it as non-production
+        regexp_matches(regexp_replace(regexp_replace(lower(name),
             '(pre|non|not)[^a-z]?prod', ' ', 'g'), '[^a-z]+', ' ', 'g'),
-            '\bprod(uction)?\b'), false) as is_production
+            '\bprod(uction)?\b') as is_production
     from environments
 )
 select snapshot_id, 'team' as resource_type, id as resource_id, name as resource_name,
