@@ -8,7 +8,8 @@
 with judged as (
     select
         *,
-        nullif(trim(backup_schedule), '') is null and s3_backup_bucket_id is null as no_backup
+        nullif(trim(backup_schedule), '') is null
+            and nullif(trim(s3_backup_bucket_id), '') is null as no_backup
     from services
     where type = 'database' or nullif(database_type, '') is not null
 )
@@ -21,7 +22,7 @@ select
         if(no_backup, 'has no backup schedule and no backup bucket', format(
             'has backups configured (schedule {}, bucket {})',
             coalesce(nullif(trim(backup_schedule), ''), 'none'),
-            coalesce(s3_backup_bucket_id, 'none')))
+            coalesce(nullif(trim(s3_backup_bucket_id), ''), 'none')))
     ) as reason,
     to_json(struct_pack(database_type, backup_schedule, s3_backup_bucket_id,
         backup_retention_count)) as evidence

@@ -27,9 +27,9 @@ judged as (
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
     team_id, project_id, environment_id, id as service_id,
-    case when wanted = 1 then 'alarm' else 'ok' end as status,
+    case when wanted is null then 'unknown' when wanted = 1 then 'alarm' else 'ok' end as status,
     format('Service {} in production environment {} {}.', coalesce(name, id), environment_name,
-        case when wanted is null then 'does not report its replica count'
+        case when wanted is null then 'does not report its replica count: not judged'
             when wanted = 0 then 'is scaled to zero'
             when wanted = 1 then 'runs a single replica'
             else 'runs ' || wanted || ' replicas' end

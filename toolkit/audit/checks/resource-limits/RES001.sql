@@ -14,12 +14,17 @@ select
     project_id,
     environment_id,
     id as service_id,
-    case when coalesce(cpu_limits_millicores, -1) <= 0 then 'alarm' else 'ok' end as status,
+    -- null: not reported (schema drift, no resources object): missing data is no alarm
+    case when cpu_limits_millicores is null then 'unknown'
+        when cpu_limits_millicores <= 0 then 'alarm' else 'ok' end as status,
     case
-        when coalesce(cpu_limits_millicores, -1) <= 0
+        when cpu_limits_millicores is null then format(
+            'Service {}: its CPU limit (cpu_limits_millicores) is not reported: not judged.',
+            coalesce(name, id))
+        when cpu_limits_millicores <= 0
             then format(
                 'Service {} has no CPU limit (cpu_limits_millicores is {}).',
-                coalesce(name, id), coalesce(cpu_limits_millicores::varchar, 'not set')
+                coalesce(name, id), cpu_limits_millicores
             )
         else format('Service {} is limited to {} millicores of CPU.',
             coalesce(name, id), cpu_limits_millicores)

@@ -8,8 +8,11 @@
 with judged as (
     select
         *,
-        coalesce(cpu_requests_millicores, -1) <= 0
-        and coalesce(memory_requests_megabytes, -1) <= 0 as no_requests
+        -- a request above 0 is enough for 'ok'; else a null (not reported) cannot be judged
+        case when cpu_requests_millicores > 0 or memory_requests_megabytes > 0 then 'ok'
+            when cpu_requests_millicores is null or memory_requests_megabytes is null
+                then 'unknown'
+            else 'alarm' end as judgement
     from services
 )
 select
@@ -21,15 +24,17 @@ select
     project_id,
     environment_id,
     id as service_id,
-    case when no_requests then 'alarm' else 'ok' end as status,
+    judgement as status,
     format(
         'Service {} {} (CPU request {}, memory request {}).',
         coalesce(name, id),
-        case when no_requests then 'requests neither CPU nor memory' else 'has requests' end,
+        case judgement when 'alarm' then 'requests neither CPU nor memory'
+            when 'unknown' then 'has a request not reported: not judged'
+            else 'has requests' end,
         case when cpu_requests_millicores > 0 then cpu_requests_millicores || ' millicores'
-            else coalesce(cpu_requests_millicores::varchar, 'not set') end,
+            else coalesce(cpu_requests_millicores::varchar, 'not reported') end,
         case when memory_requests_megabytes > 0 then memory_requests_megabytes || ' MB'
-            else coalesce(memory_requests_megabytes::varchar, 'not set') end
+            else coalesce(memory_requests_megabytes::varchar, 'not reported') end
     ) as reason,
     to_json(struct_pack(cpu_requests_millicores, memory_requests_megabytes)) as evidence
 from judged

@@ -10,9 +10,8 @@ with dated as (
     from volumes as v join snapshots as n using (snapshot_id)
 ),
 history as (  -- only volumes that were ever pending need their history sorted
-    select * exclude (seq),
-        sum(if(coalesce(is_pending_resize, false), 0, 1)) over (partition by id order by seq)
-            as streak
+    select * exclude (seq),  -- only a reported false ends a streak: a null is no fix
+        sum(if(not is_pending_resize, 1, 0)) over (partition by id order by seq) as streak
     from dated semi join (select id from dated where is_pending_resize) as p using (id)
     union all  -- the others match no pending streak whatever their number
     select * exclude (seq), null
@@ -32,8 +31,11 @@ judged as (  -- a streak from the first snapshot read may have begun before it
 select
     snapshot_id, 'volume' as resource_type, id as resource_id, name as resource_name,
     team_id, project_id, environment_id, mounted_on_service_id as service_id,
-    case when is_pending_resize then 'alarm' else 'ok' end as status,
+    case when is_pending_resize is null then 'unknown'  -- not reported: never a fix
+        when is_pending_resize then 'alarm' else 'ok' end as status,
     case
+        when is_pending_resize is null then format('Volume {}: whether a resize is pending '
+            || '(is_pending_resize) is not reported: not judged.', coalesce(name, id))
         when is_pending_resize then format(
             'Volume {} has had a resize from {} GB to {} GB pending since {}{} ({}{} h, status {}).',
             coalesce(name, id), coalesce(capacity_gb::varchar, 'unknown'),
