@@ -440,15 +440,18 @@ def _load_res002(store: Store) -> dict[str, pd.DataFrame]:
 def _res002(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
     s = frames["services"]
     limit = s["memory_limits_megabytes"]
-    alarm = (limit.fillna(-1) <= 0).astype(bool)
+    unknown = limit.isna()  # not reported: not judged
+    alarm = (limit <= 0).fillna(False).astype(bool)
     name = s["name"].fillna(s["id"])
     reason = ("Service " + name + " has no memory limit (memory_limits_megabytes is "
-              + _text(limit, "not set") + ").").where(
+              + _text(limit, "") + ").").where(
         alarm, "Service " + name + " is limited to " + _text(limit, "") + " MB of memory."
-    )  # fmt: skip
+    ).mask(unknown, "Service " + name + ": its memory limit (memory_limits_megabytes) is not "
+           "reported: not judged.")  # fmt: skip
     evidence = _json({"memory_limits_megabytes": limit,
                       "memory_requests_megabytes": s["memory_requests_megabytes"]})  # fmt: skip
-    return _service_rows(s, alarm.map({True: "alarm", False: "ok"}), reason, evidence)
+    status = alarm.map({True: "alarm", False: "ok"}).mask(unknown, "unknown")
+    return _service_rows(s, status, reason, evidence)
 
 
 def _load_res005(store: Store) -> dict[str, pd.DataFrame]:
@@ -472,6 +475,16 @@ def _res005(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
     alarm = pd.concat([cpu, memory], axis=1).max(axis=1) > float(max_ratio)
     name = s["name"].fillna(s["id"])
 
+    def unreported(limit: str, request: str) -> pd.Series:
+        # no ratio, and neither value unset (<= 0): one is not reported (null)
+        unset = ((s[request] <= 0) | (s[limit] <= 0)).fillna(False).astype(bool)
+        return (s[request].isna() | s[limit].isna()) & ~unset
+
+    unknown = ~alarm & (
+        unreported("cpu_limits_millicores", "cpu_requests_millicores")
+        | unreported("memory_limits_megabytes", "memory_requests_megabytes")
+    )
+
     def shown(r: pd.Series) -> pd.Series:
         # DuckDB's round() goes half away from zero (numpy's to even); the ratios are
         # positive. Both print doubles as Python's repr does.
@@ -481,12 +494,13 @@ def _res005(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
     compared = (" has limits " + alarm.map({True: "more than", False: "at most"})
                 + f" {max_ratio} times its requests").where(
         cpu.notna() | memory.notna(), " has no limit and request to compare")  # fmt: skip
+    compared = compared.mask(unknown, " does not report a limit or request to compare (not judged)")
     reason = ("Service " + name + compared + " (CPU " + shown(cpu) + ", memory " + shown(memory)
               + ").")  # fmt: skip
     evidence = _json({c: s[c] for c in ("cpu_limits_millicores", "cpu_requests_millicores",
                       "memory_limits_megabytes", "memory_requests_megabytes")}
                      | {"max_ratio": max_ratio})  # fmt: skip
-    status = alarm.map({True: "alarm", False: "ok"})
+    status = alarm.map({True: "alarm", False: "ok"}).mask(unknown, "unknown")
     return _service_rows(s, status, reason, evidence)
 
 

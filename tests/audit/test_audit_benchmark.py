@@ -122,3 +122,40 @@ def test_pandas_rep003_counts_only_the_previous_snapshot(
     spec = next(s for s in Catalogue.load().specs if s.id == "REP003")
     reasons = logic(load(store), spec)["reason"].tolist()
     assert any("none counted at the previous snapshot (2026-01-04 00:00 UTC)" in r for r in reasons)
+
+
+@pytest.mark.parametrize("check_id", ["RES002", "RES005"])
+def test_pandas_versions_leave_values_not_reported_unjudged(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, check_id: str
+) -> None:
+    """A limit or request not reported (null) is 'unknown' in pandas as in the check, and an
+    unset one (-1, 0) is not (the benchmark's own store reports every value)."""
+    from datetime import UTC, datetime
+
+    from toolkit.snapshot import TABLES
+    from toolkit.snapshot.validation import to_arrow
+
+    values = [  # cpu limit, cpu request, memory limit, memory request
+        (1000, 100, 512, 256), (1000, 500, 512, 256), (None, 100, 512, 256), (2000, None, -1, 64),
+        (-1, None, None, 64), (0, 0, 4096, 128), (None, None, None, None),
+    ]  # fmt: skip
+    rows = [
+        {"id": f"s{n}", "name": f"svc-{n}", "team_id": "t", "project_id": "p",
+         "environment_id": "e", "cpu_limits_millicores": cl, "cpu_requests_millicores": cr,
+         "memory_limits_megabytes": ml, "memory_requests_megabytes": mr}
+        for n, (cl, cr, ml, mr) in enumerate(values)
+    ]  # fmt: skip
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    store = Store.open(tmp_path / "store")
+    writer = store.begin(snapshot_at=at)
+    table = to_arrow(TABLES["services"], rows, "fixture", at)
+    writer.write("services", table.drop_columns(["snapshot_id", "snapshot_at"]))
+    writer.commit(status="complete")
+    monkeypatch.setattr(bench, "COMPARE_RUNS", 1)
+    figures = bench.compare(store, check_id, lambda _: None, isolated=False)
+    assert figures["same_rows"] is True
+    con = store.duckdb()
+    ensure_views(con)
+    spec = next(s for s in Catalogue.load().specs if s.id == check_id)
+    statuses = set(run_check(con, spec).column("status").to_pylist())
+    assert "unknown" in statuses and "ok" in statuses, statuses

@@ -8,10 +8,12 @@
 with judged as (
     select
         *,
-        coalesce(cpu_limits_millicores > 0
-            and cpu_requests_millicores > cpu_limits_millicores, false) as cpu_over,
-        coalesce(memory_limits_megabytes > 0
-            and memory_requests_megabytes > memory_limits_megabytes, false) as memory_over
+        -- null when a side cannot be judged: its limit, or the request under a set limit, is
+        -- not reported (missing data is neither an alarm nor a fix); no limit (<= 0) is false
+        cpu_limits_millicores > 0
+            and cpu_requests_millicores > cpu_limits_millicores as cpu_over,
+        memory_limits_megabytes > 0
+            and memory_requests_megabytes > memory_limits_megabytes as memory_over
     from services
 )
 select
@@ -23,7 +25,8 @@ select
     project_id,
     environment_id,
     id as service_id,
-    case when cpu_over or memory_over then 'alarm' else 'ok' end as status,
+    case when cpu_over or memory_over then 'alarm'
+        when cpu_over is null or memory_over is null then 'unknown' else 'ok' end as status,
     case
         when cpu_over or memory_over then format(
             'Service {} requests more than its limit: {}.', coalesce(name, id), concat_ws('; ',
@@ -31,6 +34,10 @@ select
                     cpu_requests_millicores, cpu_limits_millicores) end,
                 case when memory_over then format('memory {} > {} MB',
                     memory_requests_megabytes, memory_limits_megabytes) end))
+        when cpu_over is null or memory_over is null then format(
+            'Service {}: its {} limit or request is not reported: not judged.', coalesce(name, id),
+            case when cpu_over is null and memory_over is null then 'CPU and memory'
+                when cpu_over is null then 'CPU' else 'memory' end)
         else format('Service {} requests no more than its limits.', coalesce(name, id))
     end as reason,
     to_json(struct_pack(

@@ -12,7 +12,14 @@ with judged as (
         case when cpu_requests_millicores > 0 and cpu_limits_millicores > 0
             then cpu_limits_millicores / cpu_requests_millicores end as cpu_ratio,
         case when memory_requests_megabytes > 0 and memory_limits_megabytes > 0
-            then memory_limits_megabytes / memory_requests_megabytes end as memory_ratio
+            then memory_limits_megabytes / memory_requests_megabytes end as memory_ratio,
+        -- a side with no ratio is known when either value is unset (<= 0), unknown when one is
+        -- not reported (null): missing data is neither an alarm nor a fix
+        (cpu_requests_millicores > 0 and cpu_limits_millicores > 0) is null
+            and not coalesce(cpu_requests_millicores <= 0 or cpu_limits_millicores <= 0, false)
+            or (memory_requests_megabytes > 0 and memory_limits_megabytes > 0) is null
+            and not coalesce(memory_requests_megabytes <= 0 or memory_limits_megabytes <= 0,
+                false) as unreported
     from services
 )
 select
@@ -24,15 +31,16 @@ select
     project_id,
     environment_id,
     id as service_id,
-    case when coalesce(greatest(cpu_ratio, memory_ratio) > $max_ratio, false)
-        then 'alarm' else 'ok' end as status,
+    case when coalesce(greatest(cpu_ratio, memory_ratio) > $max_ratio, false) then 'alarm'
+        when unreported then 'unknown' else 'ok' end as status,
     -- concat(): one string a row, where format() took 0.2 s more over 900,000 rows
     concat(
         'Service ', coalesce(name, id), case
-            when greatest(cpu_ratio, memory_ratio) is null
-                then ' has no limit and request to compare'  -- unset, -1 or 0: see RES001-RES003
             when greatest(cpu_ratio, memory_ratio) > $max_ratio
                 then concat(' has limits more than ', $max_ratio, ' times its requests')
+            when unreported then ' does not report a limit or request to compare (not judged)'
+            when greatest(cpu_ratio, memory_ratio) is null
+                then ' has no limit and request to compare'  -- unset, -1 or 0: see RES001-RES003
             else concat(' has limits at most ', $max_ratio, ' times its requests')
         end, ' (CPU ',
         coalesce(round(cpu_ratio, 2) || 'x', 'not comparable'), ', memory ',
