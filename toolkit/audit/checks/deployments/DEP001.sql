@@ -8,6 +8,10 @@
 with judged as (  -- narrow rows (names are joined at the end)
     select
         s.snapshot_id, s.id, n.seq, n.snapshot_at as taken_at,
+        -- in the first snapshot read, not the store's first (seq 1: nothing seen before it),
+        -- and created before it or when not reported: a streak may have begun unseen there
+        n.seq = (select min(seq) from snapshots) and n.seq > 1
+            and coalesce(s.created_at < n.snapshot_at, true) as pre_existing,
         -- unknown (null) without a health reading: a failed call is no recovery
         case
             when h.health = 'crashing' or s.current_deployment_status = 'crashing' then true
@@ -20,14 +24,18 @@ with judged as (  -- narrow rows (names are joined at the end)
 state as (  -- only services that ever crash need their history sorted: whole partitions
     select *,
         lag(crashing ignore nulls) over w as was_crashing,  -- the last known state
-        -- the configuration a crash is compared with: two snapshots back, else one
-        coalesce(lag(snapshot_id, 2) over w, lag(snapshot_id) over w) as base_snapshot_id
+        -- the configuration a crash is compared with: two snapshots back when it was not
+        -- crashing there (a crash there would blame the fix that ended it), else one back
+        if(lag(crashing, 2) over w = false, lag(snapshot_id, 2) over w, lag(snapshot_id) over w)
+            as base_snapshot_id,
+        -- the service's first row read: a streak with no start began there or before
+        first_value(pre_existing) over w as began_unseen
     from judged
     semi join (select id from judged where crashing) as c using (id)
     window w as (partition by id order by seq)
 ),
 streaks as (  -- crashing rows only (few): the start of the streak each one belongs to
-    select snapshot_id, id,
+    select snapshot_id, id, began_unseen,
         max(if(not coalesce(was_crashing, true), seq, null))
             over (partition by id order by seq) as start_seq
     from state
@@ -62,9 +70,17 @@ changes as (
 select
     s.snapshot_id, 'service' as resource_type, s.id as resource_id, v.name as resource_name,
     v.team_id, v.project_id, v.environment_id, s.id as service_id,
-    case when s.crashing and len(b.changed) > 0 then 'alarm' else 'ok' end as status,
+    case
+        when s.crashing and len(b.changed) > 0 then 'alarm'
+        -- no start read, and it existed before the snapshots read: 'ok' would end an alarm
+        when s.crashing and k.start_seq is null and k.began_unseen then 'unknown'
+        else 'ok'
+    end as status,
     format('Service {} {}.', coalesce(v.name, s.id), case
         when not s.crashing then 'is not crashing'
+        when b.seq is null and k.began_unseen then concat('has been crashing since before ',
+            'the snapshots read (created ', coalesce(strftime(v.created_at, '%Y-%m-%d %H:%M UTC'),
+            'at a time not reported'), '), so whether a change started it cannot be judged')
         when b.seq is null then 'has been crashing since it was first seen, so no change is blamed'
         else 'has been crashing since ' || strftime(b.taken_at, '%Y-%m-%d %H:%M UTC') || if(
             len(b.changed) > 0,

@@ -11,23 +11,75 @@ with judged as (
         coalesce(current_deployment_id <> last_successful_deployment_id, false) as differs
     from services
     where current_deployment_id is not null or last_successful_deployment_id is not null
+),
+wanted as (  -- only services whose two deployments differ (few) look them up; not from
+    -- judged, which read twice would be materialized with every column of services
+    select snapshot_id, id as service_id,
+        unnest([current_deployment_id, last_successful_deployment_id]) as id
+    from services
+    where current_deployment_id <> last_successful_deployment_id
+),
+found as (  -- a deployment listed twice (history and current) counts once
+    select snapshot_id, service_id, id, any_value(created_at) as created_at,
+        any_value(status) as status
+    from deployments
+    semi join wanted using (snapshot_id, service_id, id)
+    group by all
+),
+pairs as (  -- the few services whose two deployments differ, with both looked up
+    select s.snapshot_id, s.id, c.created_at as current_created_at,
+        l.created_at as successful_created_at, c.status as found_status
+    from services as s
+    left join found as c on c.snapshot_id = s.snapshot_id and c.service_id = s.id
+        and c.id = s.current_deployment_id
+    left join found as l on l.snapshot_id = s.snapshot_id and l.service_id = s.id
+        and l.id = s.last_successful_deployment_id
+    where s.current_deployment_id <> s.last_successful_deployment_id
+),
+verdict as (
+    select j.*, p.current_created_at, p.successful_created_at,
+        coalesce(p.found_status, j.current_deployment_status) as deployment_status,
+        case
+            when not j.differs then 'ok'
+            -- either deployment's details not collected: neither a rollback nor a release
+            when current_created_at is null or successful_created_at is null then 'unknown'
+            when current_created_at < successful_created_at then 'alarm'  -- a rollback
+            when current_created_at = successful_created_at then 'unknown'  -- no order
+            -- newer: a broken release alarms; one still building or launching does not
+            when deployment_status in ('crashing', 'launch-error', 'build-failed') then 'alarm'
+            when deployment_status in ('build-pending', 'build-queued', 'build-running',
+                'build-succeeded', 'build-cancelled', 'launching', 'active', 'removed')
+                then 'ok'
+            else 'unknown'  -- a status outside the values known (api-facts), or none
+        end as status
+    from judged as j
+    left join pairs as p using (snapshot_id, id)
 )
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
-    team_id, project_id, environment_id, id as service_id,
-    case when differs then 'alarm' else 'ok' end as status,
-    format('Service {} {}.', coalesce(name, id), case
-        when differs then format(
-            'runs deployment {} ({}), not its last successful deployment {} ({})',
-            current_deployment_id, coalesce(current_deployment_status, 'status not reported'),
-            last_successful_deployment_id,
-            coalesce(last_successful_deployment_status, 'status not reported'))
-        when current_deployment_id is null
+    team_id, project_id, environment_id, id as service_id, status,
+    concat('Service ', coalesce(name, id), ' ', case
+        when not differs and current_deployment_id is null
             then 'has no current deployment to compare with its last successful one'
-        when last_successful_deployment_id is null
+        when not differs and last_successful_deployment_id is null
             then 'has no successful deployment to compare with its current one'
-        else 'runs its last successful deployment ' || current_deployment_id
-    end) as reason,
+        when not differs then 'runs its last successful deployment ' || current_deployment_id
+        else concat('runs deployment ', current_deployment_id, ' (',
+            coalesce(deployment_status, 'status not reported'), ', created ',
+            coalesce(strftime(current_created_at, '%Y-%m-%d %H:%M UTC'), 'when: not collected'),
+            '), not its last successful deployment ', last_successful_deployment_id, ' (created ',
+            coalesce(strftime(successful_created_at, '%Y-%m-%d %H:%M UTC'), 'when: not collected'),
+            '): ', case
+                when current_created_at < successful_created_at then 'a rollback'
+                when status = 'alarm' then 'a newer release that failed'
+                when status = 'ok' then 'a newer release that has not failed'
+                when current_created_at > successful_created_at
+                    then 'a newer release whose status is not understood, not judged'
+                else 'which is newer cannot be judged'
+            end)
+    end, '.') as reason,
     to_json(struct_pack(current_deployment_id, current_deployment_status,
-        last_successful_deployment_id, last_successful_deployment_status)) as evidence
-from judged
+        last_successful_deployment_id, last_successful_deployment_status,
+        current_deployment_created_at := current_created_at,
+        last_successful_deployment_created_at := successful_created_at)) as evidence
+from verdict
