@@ -15,8 +15,13 @@ judged as (
     select
         s.*, h.health, coalesce(p.pods, 0) as pods, coalesce(p.crashing_pods, 0) as crashing_pods,
         coalesce(array_to_string(d.crashing_reasons, '; '), '') as reasons,
-        h.health = 'crashing' or p.crashing_pods > 0 or s.current_deployment_status = 'crashing'
-            as crashing
+        -- null (not judged) when nothing shows a crash and the health was not read (the
+        -- call failed: no row) or is a value outside the spec's set: no evidence of health
+        case
+            when h.health = 'crashing' or p.crashing_pods > 0
+                or s.current_deployment_status = 'crashing' then true
+            when h.health in ('pending', 'active', 'terminating') then false
+        end as crashing
     from services as s
     left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
     left join pods as p on p.snapshot_id = s.snapshot_id and p.service_id = s.id
@@ -28,10 +33,11 @@ judged as (
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
     team_id, project_id, environment_id, id as service_id,
-    case when coalesce(crashing, false) then 'alarm' else 'ok' end as status,
+    case when crashing then 'alarm' when not crashing then 'ok' else 'unknown' end as status,
     format('Service {} {} (health {}, {} of {} replicas crashing, current deployment {}){}',
         coalesce(name, id),
-        case when coalesce(crashing, false) then 'is crashing' else 'is not crashing' end,
+        case when crashing then 'is crashing' when not crashing then 'is not crashing'
+            else 'shows no crash, but its health is unknown: not judged' end,
         case when health is null then 'not reported'
             when health in ('pending', 'crashing', 'active', 'terminating') then health
             else 'unknown state ' || health end,

@@ -10,6 +10,21 @@ with oom as (  -- see views/oom_kills.sql; a kill is never later than the snapsh
     select * exclude (last_oom), least(last_oom, snapshot_at) as oom_at
     from oom_kills($window_days)
 ),
+uncollected as (
+    -- Services whose replica events a failed call may have left out (the tables of
+    -- replicas.list, replicas.health and deployments.list: scope.ENDPOINT_TABLES): an error
+    -- whose ids cover the service's (an id it lacks covers every child). A 404 is what the
+    -- key may not see, no failure. No kill found there is no evidence of none: not judged.
+    select s.snapshot_id, s.id, string_agg(distinct e.endpoint, ', ' order by e.endpoint) as failed
+    from services as s
+    join collection_errors as e on e.snapshot_id = s.snapshot_id
+        and coalesce(e.team_id = s.team_id, true) and coalesce(e.project_id = s.project_id, true)
+        and coalesce(e.environment_id = s.environment_id, true)
+        and coalesce(e.service_id = s.id, true)
+    where e.endpoint in ('replicas.list', 'replicas.health', 'deployments.list')
+        and not coalesce(e.not_visible, false)
+    group by all
+),
 killed as (  -- only the killed services' history can matter: the joins sort that, not all
     select id, snapshot_at, memory_limits_megabytes, updated_at from services
     semi join (select service_id as id from oom) as k using (id)
@@ -19,6 +34,8 @@ limits as (
     -- the store began or a latest-only window, or the limit was not read), the first limit
     -- read after it, never one from before; but only if the service was not changed between
     -- the kill and that snapshot (updated_at): else the limit may have been raised, unseen.
+    -- When it was not changed (updated_at at or before the kill), that limit is the one at
+    -- the kill even if a snapshot before shows another: it was changed before the kill.
     select o.*, b.memory_limits_megabytes as limit_then, a.memory_limits_megabytes as limit_after,
         a.updated_at > o.oom_at as changed_after
     from oom as o
@@ -33,19 +50,30 @@ judged as (
         concat(o.kills, if(o.kills = 1, ' time', ' times'), ' since ',
             strftime(o.first_oom, '%Y-%m-%d %H:%M UTC')) as times,
         strftime(o.oom_at, '%Y-%m-%d %H:%M UTC') as last_at,
-        coalesce(o.limit_then, o.limit_after, v.memory_limits_megabytes) as limit_at_oom,
-        if(o.limit_then is null, 'in the first snapshot read after the kill', 'then') as known,
+        if(not o.changed_after, o.limit_after,
+            coalesce(o.limit_then, o.limit_after, v.memory_limits_megabytes)) as limit_at_oom,
+        case when not o.changed_after and o.limit_then <> o.limit_after
+                then 'at the kill (the service was last changed before it)'
+            when o.limit_then is null then 'in the first snapshot read after the kill'
+            else 'then' end as known,
         o.limit_then is null and coalesce(o.changed_after, false) as unknown,
+        -- no kill found where a failed call may have left the kills out (see above)
+        o.oom_at is null and u.id is not null as uncollected, u.failed,
         coalesce(o.kills > 0 and v.memory_limits_megabytes > 0 and not unknown
             and v.memory_limits_megabytes <= limit_at_oom, false) as not_raised
     from services as v
     left join limits as o on o.snapshot_id = v.snapshot_id and o.service_id = v.id
+    left join uncollected as u on u.snapshot_id = v.snapshot_id and u.id = v.id
 )
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
     team_id, project_id, environment_id, id as service_id,
-    case when not_raised then 'alarm' when unknown then 'unknown' else 'ok' end as status,
+    case when not_raised then 'alarm' when unknown or uncollected then 'unknown' else 'ok' end
+        as status,
     case
+        when uncollected then format('Service {} shows no OOM kill in the last {} days, but its '
+            || 'replica events were not all collected ({} failed): not judged.',
+            coalesce(name, id), $window_days, failed)
         when oom_at is null then format(
             'Service {} was not OOM-killed in the last {} days.', coalesce(name, id), $window_days)
         when coalesce(memory_limits_megabytes, -1) <= 0 then format(
