@@ -57,6 +57,8 @@ judged as (
             when o.limit_then is null then 'in the first snapshot read after the kill'
             else 'then' end as known,
         o.limit_then is null and coalesce(o.changed_after, false) as unknown,
+        -- killed, and no limit reported now (null, not unset): whether it rose is not known
+        o.kills > 0 and v.memory_limits_megabytes is null as unreported,
         -- no kill found where a failed call may have left the kills out (see above)
         o.oom_at is null and u.id is not null as uncollected, u.failed,
         coalesce(o.kills > 0 and v.memory_limits_megabytes > 0 and not unknown
@@ -68,15 +70,17 @@ judged as (
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
     team_id, project_id, environment_id, id as service_id,
-    case when not_raised then 'alarm' when unknown or uncollected then 'unknown' else 'ok' end
-        as status,
+    case when not_raised then 'alarm' when unknown or uncollected or unreported then 'unknown'
+        else 'ok' end as status,
     case
         when uncollected then format('Service {} shows no OOM kill in the last {} days, but its '
             || 'replica events were not all collected ({} failed): not judged.',
             coalesce(name, id), $window_days, failed)
         when oom_at is null then format(
             'Service {} was not OOM-killed in the last {} days.', coalesce(name, id), $window_days)
-        when coalesce(memory_limits_megabytes, -1) <= 0 then format(
+        when unreported then format('Service {} was OOM-killed {} (last at {}), but its memory '
+            || 'limit is not reported: not judged.', coalesce(name, id), times, last_at)
+        when memory_limits_megabytes <= 0 then format(
             'Service {} was OOM-killed {} but has no memory limit to raise (see RES002).',
             coalesce(name, id), times)
         when unknown then format('Service {} was OOM-killed {} (last at {}); its memory '
