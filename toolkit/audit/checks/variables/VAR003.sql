@@ -27,13 +27,23 @@ copies as (
 select
     p.snapshot_id, 'variable' as resource_type, p.variable_id as resource_id,
     p.name as resource_name, p.team_id, p.project_id, p.environment_id, p.service_id,
-    case when c.sources is not null then 'alarm' else 'ok' end as status,
+    -- "matches none" needs every protected value: where a variables call failed or answered
+    -- 404 (hidden from the collecting key), the one it copies may be among those not seen
+    case when c.sources is not null then 'alarm'
+        when not coalesce(k.variables_all_seen, true) then 'unknown' else 'ok' end as status,
     case when c.sources is not null
         then 'Variable ' || p.name || ' has the same value as ' || len(c.sources)
             || ' protected variable(s): ' || array_to_string(c.sources, ', ') || '.'
+        when not coalesce(k.variables_all_seen, true)
+            then 'Variable ' || p.name || ' matches no collected protected variable''s value, but '
+                || case when k.variables_complete then 'a variables call answered 404 (hidden '
+                    || 'from the collecting key)' else 'a listing or a variables call failed' end
+                || ' in this snapshot, so a protected variable it copies may not have been '
+                || 'seen: not judged.'
         else 'Variable ' || p.name || ' matches no protected variable''s value.'
     end as reason,
     to_json(struct_pack(level := p.level, value_length := p.value_length,
         copies_of := coalesce(c.sources, []))) as evidence
 from plain p
 left join copies c using (snapshot_id, variable_id)
+left join collection_coverage k using (snapshot_id)

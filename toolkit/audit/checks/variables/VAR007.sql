@@ -38,12 +38,21 @@ shared as (  -- matches are few: aggregate them, then join them to every secret 
 select
     s.snapshot_id, 'variable' as resource_type, s.variable_id as resource_id,
     s.name as resource_name, s.team_id, s.project_id, s.environment_id, s.service_id,
-    case when m.matches > 0 then 'alarm' else 'ok' end as status,
+    -- "shares with none" needs every environment's values: where a variables call failed or
+    -- answered 404 (hidden from the collecting key), the other copy may be among those not seen
+    case when m.matches > 0 then 'alarm'
+        when not coalesce(k.variables_all_seen, true) then 'unknown' else 'ok' end as status,
     case when m.matches > 0
         then 'Secret ' || s.name || ' in ' || case when s.is_production then 'production' else 'non-production' end
             || ' environment ' || coalesce(s.environment_name, s.environment_id) || ' has the same value as ' || m.matches
             || ' variable(s) in ' || case when s.is_production then 'non-production' else 'production' end
             || ' environment(s): ' || m.environments || '.'
+        when not coalesce(k.variables_all_seen, true)
+            then 'Secret ' || s.name || ' in environment ' || coalesce(s.environment_name, s.environment_id)
+                || ' shares its value with no environment of the other kind among those collected, but '
+                || case when k.variables_complete then 'a variables call answered 404 (hidden '
+                    || 'from the collecting key)' else 'a listing or a variables call failed' end
+                || ' in this snapshot, so a copy may not have been seen: not judged.'
         else 'Secret ' || s.name || ' in environment ' || coalesce(s.environment_name, s.environment_id)
             || ' shares its value with no environment of the other kind.'
     end as reason,
@@ -51,3 +60,4 @@ select
         shared_with := coalesce(m.ids, []))) as evidence
 from secrets s
 left join shared m using (snapshot_id, variable_id)
+left join collection_coverage k using (snapshot_id)
