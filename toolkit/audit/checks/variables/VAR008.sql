@@ -11,7 +11,11 @@
 -- param: not_secret_names = ^(old)?pwd$,application_credentials$,_id$,_name$,_file$,_path$,_dir$,_len(gth)?$,_ttl$,_seconds?$,_minutes?$,_hours?$,_days?$,_expir[a-z]*$ | comma-separated regular expressions (case-insensitive); a name matching one is no secret's name even if it matches secret_names: a setting about a secret (its id, name, file, path, length or lifetime), GOOGLE_APPLICATION_CREDENTIALS (a file path), the shell's PWD and OLDPWD
 with secrets as (
     select snapshot_id, snapshot_at, variable_id, name, team_id, project_id, environment_id,
-        service_id, fingerprint,  -- list functions: no subquery over unnest() per row
+        service_id, fingerprint, is_reference, values_redacted,
+        -- a plain variable not known to be no reference (value redacted, no references
+        -- listed) may be the reference VAR004 asks for: 'unknown', as there, never an alarm
+        is_reference is null and not coalesce(is_protected, false) as ref_unknown,
+        -- list functions: no subquery over unnest() per row
         list_max(list_transform(updates, lambda u: try_cast(u as timestamptz))) as last_update
     from owned_variables
     where not coalesce(is_reference, false)
@@ -19,31 +23,53 @@ with secrets as (
            -- a length unknown (values hidden from the collecting key) is judged, as before
            or (coalesce(is_protected, false) and coalesce(value_length >= $min_length, true)))
 ),
-first_seen as (  -- a group by, not a window over every row; only values without updates need it
-    select variable_id, fingerprint, min(snapshot_at) as fingerprint_seen
+first_seen as (  -- a group by, not a window over every row: each value's first sighting
+    select variable_id, fingerprint, min(snapshot_at) as fingerprint_seen,
+        -- in the first snapshot read (the store's first, or the few a latest-only audit
+        -- reads): the value may be far older, so an age counted from there is a lower bound
+        fingerprint_seen = (select min(snapshot_at) from snapshots) as seen_first
     from secrets
+    where fingerprint is not null  -- values not collected (viewer key): only `updates` tell
     group by variable_id, fingerprint
-    having bool_or(last_update is null)
 ),
 aged as (
-    select s.*, coalesce(s.last_update, f.fingerprint_seen) as changed_at,
+    select s.*,
+        -- a value seen before its last update outlived it (a re-save or re-create with the
+        -- same value; or the update restored an old value): no new secret, so count from its
+        -- first sighting, as when there are no update times
+        coalesce(f.fingerprint_seen < s.last_update, s.last_update is null) as by_sighting,
+        case when by_sighting then f.fingerprint_seen else s.last_update end as changed_at,
         -- whole days elapsed, the one number both the status and the reason use (epoch
         -- seconds: calendar arithmetic on timestamptz is slow)
         floor((epoch(s.snapshot_at) - epoch(changed_at)) / 86400)::bigint as age_days,
-        case when s.last_update is not null then 'updates' else 'first_seen' end as basis
+        by_sighting and f.seen_first as at_least
     from secrets s
     left join first_seen f on f.variable_id = s.variable_id and f.fingerprint = s.fingerprint
 )
 select
     snapshot_id, 'variable' as resource_type, variable_id as resource_id, name as resource_name,
     team_id, project_id, environment_id, service_id,
-    case when age_days > $max_age_days then 'alarm' else 'ok' end as status,
-    case when basis = 'updates'
-        then 'Secret ' || name || ' was last changed ' || age_days
-            || ' days before the snapshot (limit ' || $max_age_days || ').'
-        else 'Secret ' || name || ' has held the same value for at least ' || age_days
-            || ' days (limit ' || $max_age_days || '; no update times, so counted from its first snapshot).'
+    case when ref_unknown or changed_at is null then 'unknown'
+        when age_days > $max_age_days then 'alarm'
+        when at_least then 'unknown'  -- within the limit so far, but maybe not in truth
+        else 'ok' end as status,
+    case when ref_unknown or changed_at is null
+        then concat('Secret ', name, ': its value was ',
+            if(values_redacted, 'redacted', 'not collected'),
+            if(ref_unknown, ', so whether it is a reference is unknown',
+                ' and it has no update times, so when it last changed is unknown'), ': not judged.')
+        when not by_sighting
+        then concat('Secret ', name, ' was last changed ', age_days,
+            ' days before the snapshot (limit ', $max_age_days, ').')
+        else concat('Secret ', name, ' has held the same value ',  -- one flat concat: cheaper
+            if(at_least, 'since at least the first snapshot read, ', 'for at least '), age_days,
+            if(at_least, ' days before this one (limit ', ' days (limit '), $max_age_days,
+            if(last_update is null, '; no update times', '; its last update, on '),
+            last_update::date, if(last_update is null, '', ', kept the value'),
+            if(at_least, ')', ', so counted from its first snapshot)'),
+            if(at_least and age_days <= $max_age_days, ': it may be older, not judged.', '.'))
     end as reason,
-    to_json(struct_pack(changed_at, basis, age_days)) as evidence
+    -- no second timestamp (the update that kept the value is in the reason): each costs
+    to_json(struct_pack(changed_at, basis := if(by_sighting, 'first_seen', 'updates'), age_days,
+        lower_bound := at_least)) as evidence
 from aged
-where changed_at is not null

@@ -2,7 +2,7 @@
 -- title: Variable values were not collected
 -- severity: info
 -- area: variables
--- risk: With values redacted (a viewer key collected the snapshot) copied, shared and stale secrets cannot be seen: VAR003, VAR007 and VAR008 say nothing for this snapshot.
+-- risk: With values redacted (a viewer key collected the snapshot) copied, shared and stale secrets cannot be seen: VAR003 and VAR007 say nothing for this snapshot, and VAR008 goes by update times alone (a re-save with the same value passes for a rotation) and judges neither a plain secret whose references were not listed (it may be one) nor a secret without update times.
 -- remediation: Collect snapshots with an editor key, so values are fingerprinted (never stored).
 -- history: snapshot
 select
