@@ -7,21 +7,7 @@
 -- history: snapshot
 -- param: window_days = 7 | OOM kills seen within this many days before a snapshot count
 with oom as (select * from oom_kills($window_days)),  -- see views/oom_kills.sql
-uncollected as (
-    -- Services whose replica events a failed call may have left out (the tables of
-    -- replicas.list, replicas.health and deployments.list: scope.ENDPOINT_TABLES): an error
-    -- whose ids cover the service's (an id it lacks covers every child). A 404 is what the
-    -- key may not see, no failure. No kill found there is no evidence of none: not judged.
-    select s.snapshot_id, s.id, string_agg(distinct e.endpoint, ', ' order by e.endpoint) as failed
-    from services as s
-    join collection_errors as e on e.snapshot_id = s.snapshot_id
-        and coalesce(e.team_id = s.team_id, true) and coalesce(e.project_id = s.project_id, true)
-        and coalesce(e.environment_id = s.environment_id, true)
-        and coalesce(e.service_id = s.id, true)
-    where e.endpoint in ('replicas.list', 'replicas.health', 'deployments.list')
-        and not coalesce(e.not_visible, false)
-    group by all
-)
+uncollected as (select * from replica_events_uncollected)  -- see its view
 select
     s.snapshot_id, 'service' as resource_type, s.id as resource_id, s.name as resource_name,
     s.team_id, s.project_id, s.environment_id, s.id as service_id,

@@ -10,21 +10,7 @@ with oom as (  -- see views/oom_kills.sql; a kill is never later than the snapsh
     select * exclude (last_oom), least(last_oom, snapshot_at) as oom_at
     from oom_kills($window_days)
 ),
-uncollected as (
-    -- Services whose replica events a failed call may have left out (the tables of
-    -- replicas.list, replicas.health and deployments.list: scope.ENDPOINT_TABLES): an error
-    -- whose ids cover the service's (an id it lacks covers every child). A 404 is what the
-    -- key may not see, no failure. No kill found there is no evidence of none: not judged.
-    select s.snapshot_id, s.id, string_agg(distinct e.endpoint, ', ' order by e.endpoint) as failed
-    from services as s
-    join collection_errors as e on e.snapshot_id = s.snapshot_id
-        and coalesce(e.team_id = s.team_id, true) and coalesce(e.project_id = s.project_id, true)
-        and coalesce(e.environment_id = s.environment_id, true)
-        and coalesce(e.service_id = s.id, true)
-    where e.endpoint in ('replicas.list', 'replicas.health', 'deployments.list')
-        and not coalesce(e.not_visible, false)
-    group by all
-),
+uncollected as (select * from replica_events_uncollected),  -- see its view
 killed as (  -- only the killed services' history can matter: the joins sort that, not all
     select id, snapshot_at, memory_limits_megabytes, updated_at from services
     semi join (select service_id as id from oom) as k using (id)
