@@ -22,17 +22,17 @@ from rich.console import Console
 from rich.text import Text
 
 from toolkit.cli_options import (
-    WAIVERS_HELP,
     CheckOpt,
     ConfigOpt,
     SkipOpt,
     StoreOpt,
+    WaiversOpt,
+    audit_errors,
     chosen_checks,
     fail,
     output_format,
 )
 from toolkit.config import load_settings
-from toolkit.errors import AuditError, CheckDefinitionError, ConfigError, StoreError
 from toolkit.exit_codes import ExitCode
 from toolkit.report_formats import REPORT_FORMATS, REPORT_SUFFIXES, suffixes_text
 
@@ -78,7 +78,7 @@ def report_command(
             "one before the newest).",
         ),
     ] = None,
-    waivers: Annotated[Path | None, typer.Option("--waivers", help=WAIVERS_HELP)] = None,
+    waivers: WaiversOpt = None,
     config: ConfigOpt = None,
     check: CheckOpt = None,
     skip: SkipOpt = None,
@@ -94,27 +94,24 @@ def report_command(
         hint="for PDF, print the HTML report from a browser",
     )  # fmt: skip
     try:
-        settings = load_settings(config, store_url=store)
-        opened = Store.open(settings.store_url, create=False)
-        target = out if out is not None else (DEFAULT_HTML_OUT if chosen == "html" else None)
-        text = render_report(
-            opened,
-            format=chosen,
-            since=since,
-            compare_to=compare_to,
-            waivers=waivers,
-            settings=settings,
-            checks=chosen_checks(settings, check, skip),
-        )
-        if target is None or str(target) == "-":
-            with writing_stdout():  # a closed pipe ends quietly, a full disk is one line
-                sys.stdout.write(text)
-            return
-        write_text(target, text)
-    except (ConfigError, CheckDefinitionError, AuditError) as exc:
-        raise fail(str(exc), ExitCode.CONFIG) from None
-    except StoreError as exc:  # the store could not be read: URL, credentials, permissions
-        raise fail(str(exc), ExitCode.STORE) from None
+        with audit_errors():  # configuration, checks, waivers: 2; the store unreadable: 7
+            settings = load_settings(config, store_url=store)
+            opened = Store.open(settings.store_url, create=False)
+            target = out if out is not None else (DEFAULT_HTML_OUT if chosen == "html" else None)
+            text = render_report(
+                opened,
+                format=chosen,
+                since=since,
+                compare_to=compare_to,
+                waivers=waivers,
+                settings=settings,
+                checks=chosen_checks(settings, check, skip),
+            )
+            if target is None or str(target) == "-":
+                with writing_stdout():  # a closed pipe ends quietly, a full disk is one line
+                    sys.stdout.write(text)
+                return
+            write_text(target, text)
     except OSError as exc:
         message = f"cannot write the report: {exc}; choose another --out"
         raise fail(message, ExitCode.CONFIG) from None
