@@ -18,6 +18,7 @@ from toolkit.audit.testing import fixture_connection
 
 if TYPE_CHECKING:
     from toolkit.audit import AuditResult
+    from toolkit.audit.waiver_file import Waiver
 
 TODAY = date(2026, 2, 1)
 WAIVERS = """
@@ -567,6 +568,32 @@ def test_a_pipe_is_read_as_a_waivers_file(tmp_path: Path) -> None:
         load_waivers(tmp_path)
     with pytest.raises(WaiverError, match="does not exist"):
         load_waivers(tmp_path / "nope.toml")
+
+
+def _through_a_pipe(text: str) -> list[Waiver]:
+    read, write = os.pipe()
+    try:
+        os.write(write, text.encode())
+        os.close(write)
+        return load_waivers(Path(f"/dev/fd/{read}"))
+    finally:
+        os.close(read)
+
+
+@pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="no /dev/fd to name a pipe")
+def test_a_pipe_of_yaml_is_read_as_yaml() -> None:
+    # <(sops -d waivers.yaml) has no suffix: it was read as TOML and refused, with the advice
+    # to rename the file
+    yaml_text = YAML_ENTRY + "    owner: o\n    expires: 2026-12-31\n"
+    assert [w.owner for w in _through_a_pipe(yaml_text)] == ["o"]
+    toml_text = f"[[waivers]]\n{ENTRY}expires = 2026-12-31\n"
+    assert [w.owner for w in _through_a_pipe(toml_text)] == ["o"]
+    with pytest.raises(
+        WaiverError,
+        match=r"not valid TOML .*with no suffix \(a pipe\), a file is "
+        r"read as YAML when a line starts 'waivers:', else as TOML",
+    ):
+        _through_a_pipe("check = TST001\n")
 
 
 @pytest.mark.parametrize(

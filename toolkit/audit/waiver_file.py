@@ -18,8 +18,10 @@ A TOML file (or YAML, same shape) holds a list of waivers::
     expires = 2026-03-31
 
 ``expires`` is a date (YYYY-MM-DD): the waiver holds to the end of that day, UTC; a date
-and time is refused, not cut to its date. A YAML file (``.yaml`` or ``.yml``; every other
-suffix is read as TOML) may not give a key twice in one entry. Besides ``waivers`` the file
+and time is refused, not cut to its date. The suffix picks the language: ``.toml``, or ``.yaml``
+and ``.yml`` for YAML. A name with neither (a pipe: ``--waivers <(sops -d waivers.yaml)``) is
+read as YAML when a line starts ``waivers:``, else as TOML. A YAML file may not give a key
+twice in one entry. Besides ``waivers`` the file
 may hold only keys starting with ``x-``, ignored, where YAML anchors can live
 (``x-common: &common {...}``, then ``<<: *common`` in an entry). ``check`` is one exact id; a
 glob (``*``, ``?``, ``[a-z]``, ``\\`` escaping the next character) that can match nothing, such as
@@ -82,7 +84,7 @@ class Waiver:
 def load_waivers(path: Path) -> list[Waiver]:
     """Read a ``.toml``, ``.yaml`` or ``.yml`` file; :class:`WaiverError` names a bad entry."""
     text = _read_text(path)
-    from_yaml = path.suffix.lower() in (".yaml", ".yml")
+    from_yaml = _is_yaml(path, text)
     try:
         data = _yaml(text, path) if from_yaml else tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -115,16 +117,36 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
+_YAML_SUFFIXES = (".yaml", ".yml")
+_LOOKS_YAML = re.compile(r"^\s*-?\s*waivers\s*:", re.MULTILINE)
+_LOOKS_TOML = re.compile(r"^\s*\[\[?waivers\]", re.MULTILINE)
+
+
+def _is_yaml(path: Path, text: str) -> bool:
+    """Whether to read ``path`` as YAML: its suffix says, or, with no suffix to go by (a pipe
+    has none: /dev/fd/63), its text does: a line starting ``waivers:``."""
+    suffix = path.suffix.lower()
+    if suffix in _YAML_SUFFIXES or suffix == ".toml":
+        return suffix in _YAML_SUFFIXES
+    return suffix == "" and bool(_LOOKS_YAML.search(text)) and not _LOOKS_TOML.search(text)
+
+
 def _suffix_hint(path: Path, text: str) -> str:
     """Why a file failed to parse when it was never meant to be in that language: the
-    suffix decides, .yaml or .yml for YAML and anything else for TOML."""
-    if path.suffix.lower() in (".yaml", ".yml"):
-        if re.search(r"^\s*\[\[?waivers\]", text, re.MULTILINE):
+    suffix decides, .yaml or .yml for YAML and .toml for TOML (see :func:`_is_yaml`)."""
+    suffix = path.suffix.lower()
+    if suffix in _YAML_SUFFIXES:
+        if _LOOKS_TOML.search(text):
             return f"; it looks like TOML, which is read from a .toml file: rename {path}"
         return ""
-    if path.suffix.lower() != ".toml":
+    if suffix == "":
+        return (
+            "; with no suffix (a pipe), a file is read as YAML when a line starts "
+            "'waivers:', else as TOML ([[waivers]] entries)"
+        )
+    if suffix != ".toml":
         return "; the suffix picks the parser: name the file .toml, or .yaml (or .yml) for YAML"
-    if re.search(r"^\s*-?\s*waivers\s*:", text, re.MULTILINE):
+    if _LOOKS_YAML.search(text):
         return f"; it looks like YAML, which is read only from a .yaml or .yml file: rename {path}"
     return ""
 
