@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from toolkit.audit.check_run import ensure_views
 from toolkit.audit.engine import committed_snapshots, run_audit, select_snapshots
 from toolkit.audit.lifecycle import query_frame
 from toolkit.audit.scope import ENDPOINT_TABLES
@@ -94,6 +95,7 @@ def diff_snapshots(
     ``settings`` names) as :func:`~toolkit.audit.run_audit` judges them: a waived finding
     is listed with its waiver, not left out."""
     con = source.duckdb() if isinstance(source, Store) else source
+    ensure_views(con)  # error_covers, which _presence reads
     committed = committed_snapshots(con)
     newer, older = select_snapshots(committed, after, before, options=("--to", "--from"))
     if older is None:
@@ -169,10 +171,8 @@ _IDENTITY = """s.id, s.name, s.team_id, t.name as team_name, s.project_id,
 
 # A failed call covers a service when each owner id it names is the service's (a services
 # listing names the environment; a projects listing only the team; a teams listing none).
-_COVERS = """coalesce(f.team_id = s.team_id, true)
-    and coalesce(f.project_id = s.project_id, true)
-    and coalesce(f.environment_id = s.environment_id, true)
-    and coalesce(f.service_id = s.id, true)"""
+_COVERS = """error_covers(f.team_id, f.project_id, f.environment_id, f.service_id,
+    s.team_id, s.project_id, s.environment_id, s.id)"""
 # Why a service of $present is missing from $absent other than by being deleted, if it is:
 # a failed listing there (the snapshot is partial); a 404 there (platform-api section 7: the
 # resource does not exist, or the key cannot see it; the snapshot stays complete); or the

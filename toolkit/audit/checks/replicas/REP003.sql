@@ -57,9 +57,8 @@ ids as (
 ),
 owners as (
     -- And the snapshots whose failed calls may have left its replicas out: a replicas listing
-    -- or health call, or a listing of the hierarchy above it, whose ids cover the service's
-    -- (an id the error lacks covers every child, as a listing of that level would; a 404 is
-    -- what the key may not see, no failure). No count there is no evidence that it had no
+    -- or health call, or a listing of the hierarchy above it, that covers the service
+    -- (views/error_covers.sql; a 404 is what the key may not see, no failure). No count there is no evidence that it had no
     -- replicas: the restarts since cannot be told, so they are not judged (docs/checks.md).
     -- A list per service, read in the join with owners: a join of its own cost 0.6 s.
     select i.*, m.blind_seqs
@@ -68,10 +67,8 @@ owners as (
         select i.service_id, list(distinct s.seq) as blind_seqs
         from collection_errors as e
         join seqs as s using (snapshot_id)
-        join ids as i on coalesce(e.team_id = i.team_id, true)
-            and coalesce(e.project_id = i.project_id, true)
-            and coalesce(e.environment_id = i.environment_id, true)
-            and coalesce(e.service_id = i.service_id, true)
+        join ids as i on error_covers(e.team_id, e.project_id, e.environment_id, e.service_id,
+            i.team_id, i.project_id, i.environment_id, i.service_id)
         where e.endpoint in ('replicas.list', 'replicas.health', 'teams.list', 'projects.list',
                 'environments.list', 'services.list')
             and not coalesce(e.not_visible, false)

@@ -81,9 +81,8 @@ blind as (
     select p.snapshot_id, p.variable_id, bool_or(not coalesce(e.not_visible, false)) as failed
     from protected p
     join collection_errors e on e.snapshot_id = p.snapshot_id
-    where e.endpoint = 'variables.list' and coalesce(e.team_id = p.team_id, true)
-        and coalesce(e.project_id = p.project_id, true)
-        and coalesce(e.environment_id = p.environment_id, true)
+    where e.endpoint = 'variables.list' and error_covers(e.team_id, e.project_id,
+        e.environment_id, e.service_id, p.team_id, p.project_id, p.environment_id, null)
     group by all
 )
 select
