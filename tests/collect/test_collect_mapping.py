@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from toolkit.collect import (
     Owner,
     map_buckets,
@@ -146,6 +148,42 @@ def test_variables_keep_no_value() -> None:
     assert refs["${{team.KEY}}"]["source_type"] == "team"
     assert "variables.value" in rows["collection_errors"][0]["message"]
     assert SECRET not in json.dumps(rows, default=str)
+
+
+@pytest.mark.parametrize(
+    ("value", "writes"),
+    [
+        # a password written beside references: the reference used to hide it (is_reference)
+        (f"postgres://app:{SECRET}@${{{{service.{S}.HOST}}}}:5432/app", True),
+        (f"redis://:{SECRET}@${{{{environment.CACHE_HOST}}}}", True),
+        (f"${{{{service.{S}.URL}}}}?api_key={SECRET}", True),
+        (f"--db-password {SECRET} --host ${{{{environment.HOST}}}}", True),
+        (f"Authorization: Bearer {SECRET}", True),
+        # every credential a reference; a user name is none
+        (f"postgres://app:${{{{service.{S}.DB_PASSWORD}}}}@${{{{service.{S}.HOST}}}}/app", False),
+        (f"postgres://${{{{service.{S}.USER}}}}:${{{{service.{S}.PASS}}}}@db/app", False),
+        ("token: ${{environment.TOKEN}} expires: 3600", False),
+        ("https://app@git.example.org/repo.git", False),
+        (f"https://{SECRET}@o4501.ingest.sentry.example/42", False),  # a DSN's public key
+        ("exit code=137, see https://docs.example.org/oom", False),
+        ("postgres://db.internal:5432/app", False),
+    ],
+)
+def test_a_credential_written_beside_references_is_flagged(value: str, writes: bool) -> None:
+    payload = {"values_redacted": False, "variables": [{"name": "URL", "value": value}]}
+    rows = map_variables(payload, level="service", owner=Owner(T, P, E, S), fingerprints=KEY)
+    (row,) = rows["variables"]
+    assert row["writes_credential"] is writes
+    assert SECRET not in json.dumps(rows, default=str)
+
+
+def test_an_unread_value_is_not_judged_for_credentials() -> None:
+    for payload in (
+        {"values_redacted": True, "variables": [{"name": "URL", "value": None}]},
+        {"values_redacted": False, "variables": [{"name": "URL", "value": 42}]},
+    ):
+        rows = map_variables(payload, level="service", owner=Owner(T, P, E, S), fingerprints=KEY)
+        assert rows["variables"][0]["writes_credential"] is None
 
 
 def test_redacted_variables_take_references_from_the_api() -> None:

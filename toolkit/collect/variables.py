@@ -2,7 +2,9 @@
 
 A value never leaves this module: a row keeps the name, level, owner ids, whether the value
 references other variables (and which: `variable_references`), whether the service
-protects it, the value's length and its HMAC-SHA256 fingerprint under the local key. With a
+protects it, whether it writes out a credential beside its references (a password in a
+connection string: `writes_credential`), the value's length and its HMAC-SHA256
+fingerprint under the local key. With a
 viewer key the API withholds values (`values_redacted`), so length and fingerprint are
 null; references then come from the API's `references` alone. Resolved values are never
 read.
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolkit.collect.conform import Conformer, Owner
+from toolkit.snapshot.redaction import REFERENCE_MARK, writes_credential
 
 if TYPE_CHECKING:
     from toolkit.api import VariableList
@@ -100,6 +103,7 @@ def map_variables(
             "values_redacted": redacted,
             "value_length": None if redacted or value is None else len(value),
             "fingerprint": None if redacted or value is None else fingerprints.of(value),
+            "writes_credential": None if redacted or value is None else _writes(value),
             "updates": item.get("updates"),
         }
         row = conformer.row("variables", values)
@@ -108,6 +112,12 @@ def map_variables(
             out["variable_references"].extend(references)
     out["collection_errors"] = conformer.drift_rows()
     return out
+
+
+def _writes(value: str) -> bool:
+    """Whether the value writes out a credential beside its references (a password in a
+    connection string whose host is a reference): the references themselves are none."""
+    return writes_credential(REFERENCE.sub(REFERENCE_MARK, value))
 
 
 def _envelope(payload: VariableList | Mapping[str, Any]) -> tuple[bool, list[dict[str, Any]]]:

@@ -48,6 +48,7 @@ __all__ = [
     "CREDENTIAL_WORDS",
     "ENV_HMAC_KEY",
     "MASK",
+    "REFERENCE_MARK",
     "Fingerprinter",
     "RedactedUrl",
     "credential_name",
@@ -55,10 +56,14 @@ __all__ = [
     "load_fingerprinter",
     "redact_url",
     "scrub_text",
+    "writes_credential",
 ]
 
 ENV_HMAC_KEY = "PLATFORM_AUDIT_HMAC_KEY"
 MASK = "***"
+REFERENCE_MARK = "\ue000"
+"""What stands for a ``${{...}}`` reference in text given to :func:`writes_credential`: a
+private-use character, never in a value's own text, that no pattern reads as a letter."""
 _MIN_KEY_CHARS = 16
 _KEY_BYTES = 32
 _QUERY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-\[\]]{0,31}")
@@ -305,6 +310,45 @@ def scrub_text(text: str) -> str:
     """
     text = _AUTH_SCHEME.sub(_scrub_scheme, _USERINFO.sub(f"{MASK}@", text))
     return _FLAG.sub(_scrub_flag, _PAIR.sub(_scrub_pair, text))
+
+
+def writes_credential(text: str) -> bool:
+    """Whether ``text`` writes out a credential where :func:`scrub_text` finds one: a URL's
+    password, a ``Bearer`` or ``Basic`` credential, or the value of a pair or flag with a
+    credential word in its name. A URL's user name alone is not one (a Sentry DSN's public
+    key sits there).
+
+    Each :data:`REFERENCE_MARK` in ``text`` stands for a ``${{...}}`` reference: a credential
+    made of references only (``postgres://app:${{DB_PASSWORD}}@db``) is not written out, as
+    the platform resolves it from the variable that holds it.
+
+    >>> writes_credential("postgres://app:s3cr3t@db:5432/app")
+    True
+    >>> ref = REFERENCE_MARK
+    >>> [writes_credential(t) for t in (f"postgres://app:{ref}@{ref}:5432/app",
+    ...     f"https://{ref}.example/hook?token={ref}", "password=hunter2", "Bearer changeme")]
+    [False, False, True, False]
+    """
+
+    def written(part: str) -> bool:
+        return any(c.isalnum() for c in part)  # REFERENCE_MARK is none
+
+    for match in _USERINFO.finditer(text):
+        if written(match[0][:-1].partition(":")[2]):
+            return True
+    for match in _AUTH_SCHEME.finditer(text):
+        if written(match["value"]) and not _WORD_SEGMENT.fullmatch(match["value"]):
+            return True
+    text = _USERINFO.sub(f"{MASK}@", text)  # as scrub_text reads pairs: without userinfo
+    for match in _PAIR.finditer(text):
+        name = match["name"]
+        code = name.lower() == "code" and match["lead"] not in ("?", "&")
+        if credential_name(name) and not code and written(match["value"]):
+            return True
+    return any(
+        credential_name(m["name"]) and m["name"].lower() != "code" and written(m["value"])
+        for m in _FLAG.finditer(text)
+    )
 
 
 def _scrub_scheme(match: re.Match[str]) -> str:

@@ -36,7 +36,8 @@ __all__ = [
 # (null members are left out of the canonical form), so adding one is safe.
 # 2: snapshots.content_hash_version (content hash v2).
 # 3: webhooks.url_address and url_address_kind (hosts classified at collection).
-SCHEMA_VERSION = 3
+# 4: variables.writes_credential (credentials written into a value, judged at collection).
+SCHEMA_VERSION = 4
 
 SNAPSHOT_ID = "snapshot_id"
 SNAPSHOT_AT = "snapshot_at"

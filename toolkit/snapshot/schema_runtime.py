@@ -130,6 +130,13 @@ VARIABLES = declare(
         col("value_length", INT),
         col("fingerprint", STR, "HMAC-SHA256 hex of the value; null when redacted"),
         col("updates", STRS),
+        col(
+            "writes_credential",
+            BOOL,
+            "the value writes out a credential beside its ${{...}} references (a URL's "
+            "password, Bearer or Basic, a password=... pair or --password flag); null when "
+            "the value was not read, or was collected before schema version 4",
+        ),
     ],
     keys=("level", "team_id", "project_id", "environment_id", "service_id", "name"),
 )
