@@ -143,6 +143,7 @@ def test_planted_variables_alarm(audited: Audited) -> None:
     assert {broken, legacy} <= audited.alarms("VAR005")
     assert audited.alarms("VAR006") == {legacy}
     assert _variable("service", web, "ADMIN_PASSWORD") in audited.alarms("VAR004")
+    assert audited.alarms("VAR010") == {_variable("service", web, "QUEUE_URL")}
     shared = {
         _variable("environment", ids["env_production"], "PAYMENT_API_SECRET"),
         _variable("environment", ids["env_staging"], "PAYMENT_API_SECRET"),

@@ -9,7 +9,8 @@ under stable names (`Planted.ids`, exposed as `Simulator.planted`), and the serv
   `project_html` (one environment, a name with HTML and quotes), `env_production`,
   `env_staging`, `env_development`, `env_single`
 - `web` in production: `service_no_limits`, `service_public_no_health`, `service_one_replica`,
-  `service_nodeport`; it also holds the plain secret variable `ADMIN_PASSWORD`
+  `service_nodeport`; it also holds the plain secret variable `ADMIN_PASSWORD` and
+  `QUEUE_URL`, a password written beside a reference
 - `worker`: `service_privileged` (SYS_ADMIN, NET_ADMIN), `service_requests_above_limits`,
   `service_crashing`, `service_oom`, `service_restarts`
 - `postgres`: `service_database` = `service_no_backup` (protected `POSTGRES_PASSWORD`,
@@ -42,6 +43,7 @@ CONTRACT_KEYS = ("admin", "editor", "viewer", "limited", "revoked", "expired", "
 # Names of planted variables, not secrets themselves.
 REUSED_SECRET = "PAYMENT_API_SECRET"  # noqa: S105 - a variable name
 PLAIN_SECRET = "ADMIN_PASSWORD"  # noqa: S105 - a variable name
+WRITTEN_CREDENTIAL = "QUEUE_URL"
 UNRESOLVED_REF = "BROKEN_REF"
 DELETED_REF = "LEGACY_DB_URL"
 
@@ -154,13 +156,16 @@ def _planted_variables(
     prod: Environment,
     staging: Environment,
 ) -> None:
-    """Reused secret across prod and staging, a plain secret, broken references."""
+    """Reused secret across prod and staging, plain and written secrets, broken references."""
     now = world.now - timedelta(days=30)
     reused = f"sk_live_{new_canary(rng, world.canaries)}"
     for env in (prod, staging):
         world.set_variable("environment", env.id, Variable(REUSED_SECRET, reused, [now]))
     plain = f"hunter2-{new_canary(rng, world.canaries)}"
     world.set_variable("service", web.id, Variable(PLAIN_SECRET, plain, [now]))
+    # a password typed in beside a reference: a reference it is not (VAR010)
+    written = f"amqp://web:{new_canary(rng, world.canaries)}@${{{{environment.MQ_HOST}}}}:5672/"
+    world.set_variable("service", web.id, Variable(WRITTEN_CREDENTIAL, written, [now]))
     missing = "${{environment.MISSING_KEY}}"
     world.set_variable("service", api.id, Variable(UNRESOLVED_REF, missing, [now]))
     gone = f"${{{{service.{new_id(rng)}.DATABASE_URL}}}}"
