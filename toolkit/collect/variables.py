@@ -4,10 +4,9 @@ A value never leaves this module: a row keeps the name, level, owner ids, whethe
 references other variables (and which: `variable_references`), whether the service
 protects it, whether it writes out a credential beside its references (a password in a
 connection string: `writes_credential`), the value's length and its HMAC-SHA256
-fingerprint under the local key. With a
-viewer key the API withholds values (`values_redacted`), so length and fingerprint are
-null; references then come from the API's `references` alone. Resolved values are never
-read.
+fingerprint under the local key. With a viewer key the API withholds values
+(`values_redacted`), so length, fingerprint and `writes_credential` are null; references
+then come from the API's `references` alone. Resolved values are never read.
 
 >>> from toolkit.snapshot.redaction import Fingerprinter
 >>> rows = map_variables(

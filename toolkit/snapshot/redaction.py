@@ -336,35 +336,37 @@ def writes_credential(text: str) -> bool:
     for match in _USERINFO.finditer(text):
         if written(match[0][:-1].partition(":")[2]):
             return True
-    for match in _AUTH_SCHEME.finditer(text):
-        if written(match["value"]) and not _WORD_SEGMENT.fullmatch(match["value"]):
-            return True
+    if any(_credential_scheme(m) and written(m["value"]) for m in _AUTH_SCHEME.finditer(text)):
+        return True
     text = _USERINFO.sub(f"{MASK}@", text)  # as scrub_text reads pairs: without userinfo
-    for match in _PAIR.finditer(text):
-        name = match["name"]
-        code = name.lower() == "code" and match["lead"] not in ("?", "&")
-        if credential_name(name) and not code and written(match["value"]):
-            return True
-    return any(
-        credential_name(m["name"]) and m["name"].lower() != "code" and written(m["value"])
-        for m in _FLAG.finditer(text)
-    )
+    if any(_credential_pair(m) and written(m["value"]) for m in _PAIR.finditer(text)):
+        return True
+    return any(_credential_flag(m) and written(m["value"]) for m in _FLAG.finditer(text))
+
+
+# What scrub_text masks and writes_credential looks for, match by match:
+def _credential_scheme(match: re.Match[str]) -> bool:
+    return not _WORD_SEGMENT.fullmatch(match["value"])  # "Bearer token" is prose
+
+
+def _credential_pair(match: re.Match[str]) -> bool:
+    name = match["name"]
+    return credential_name(name) and (name.lower() != "code" or match["lead"] in ("?", "&"))
+
+
+def _credential_flag(match: re.Match[str]) -> bool:
+    return credential_name(match["name"]) and match["name"].lower() != "code"
 
 
 def _scrub_scheme(match: re.Match[str]) -> str:
-    if _WORD_SEGMENT.fullmatch(match["value"]):
-        return match[0]
-    return f"{match['scheme']} {MASK}"
+    return f"{match['scheme']} {MASK}" if _credential_scheme(match) else match[0]
 
 
 def _scrub_pair(match: re.Match[str]) -> str:
-    lead, name, sep = match["lead"], match["name"], match["sep"]
-    if not credential_name(name) or (name.lower() == "code" and lead not in ("?", "&")):
+    if not _credential_pair(match):
         return match[0]
-    return f"{lead}{name}{sep}{MASK}"
+    return f"{match['lead']}{match['name']}{match['sep']}{MASK}"
 
 
 def _scrub_flag(match: re.Match[str]) -> str:
-    if not credential_name(match["name"]) or match["name"].lower() == "code":
-        return match[0]
-    return f"{match['flag']} {MASK}"
+    return f"{match['flag']} {MASK}" if _credential_flag(match) else match[0]
