@@ -163,8 +163,10 @@ def _planted_variables(
         world.set_variable("environment", env.id, Variable(REUSED_SECRET, reused, [now]))
     plain = f"hunter2-{new_canary(rng, world.canaries)}"
     world.set_variable("service", web.id, Variable(PLAIN_SECRET, plain, [now]))
-    # a password typed in beside a reference: a reference it is not (VAR010)
-    written = f"amqp://web:{new_canary(rng, world.canaries)}@${{{{environment.MQ_HOST}}}}:5672/"
+    # a password typed in beside a reference: a reference it is not (VAR010). Its canary comes
+    # from a generator of its own: a draw from `rng` would change every world made after it
+    side = random.Random(repr(rng.getstate()[1][:8]))  # no draw: its state, as text
+    written = f"amqp://web:{new_canary(side, world.canaries)}@${{{{environment.MQ_HOST}}}}:5672/"
     world.set_variable("service", web.id, Variable(WRITTEN_CREDENTIAL, written, [now]))
     missing = "${{environment.MISSING_KEY}}"
     world.set_variable("service", api.id, Variable(UNRESOLVED_REF, missing, [now]))
