@@ -5,11 +5,11 @@ it when the process dies, even on ``kill -9``. The file also names its holder (p
 start), so a second job can say who holds the lock, and the next job can say that it
 recovered the lock of a process that is gone.
 
-An S3 store has no ``flock``. Its lock is a one-row Delta table, ``<store>/_schedule_lock``,
-changed only by compare-and-swap: the new row is written against the table version that
-was read, and the commit lands through the same conditional put (``If-None-Match: *``,
-``aws_conditional_put=etag``) that protects the store's own commits, so of two jobs racing
-for it exactly one wins. The row is a lease: it expires after ``ttl_s`` unless renewed,
+An S3 store has no ``flock``. Its lock (:mod:`toolkit.schedule.lease`) is a one-row Delta
+table, ``<store>/_schedule_lock``, changed only by compare-and-swap: the new row is written
+against the table version that was read, and the commit lands through the same conditional
+put (``If-None-Match: *``, ``aws_conditional_put=etag``) that protects the store's own
+commits, so of two jobs racing for it exactly one wins. The row is a lease: it expires after ``ttl_s`` unless renewed,
 so a job killed on another machine blocks the store for at most that long (or until
 ``platform-audit store unlock --force``, :func:`unlock`); one killed on this machine is
 recognised at once by its dead pid. Example::
@@ -34,9 +34,7 @@ import threading
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
-
-import pyarrow as pa
+from typing import IO, TYPE_CHECKING, Protocol
 
 from toolkit.errors import LockHeld, ScheduleError, StoreUnavailable
 
@@ -52,6 +50,7 @@ __all__ = [
     "StoreLock",
     "Unlocked",
     "acquire_lock",
+    "held_message",
     "holding_lock",
     "renew_every_s",
     "renew_or_warn",
@@ -63,15 +62,6 @@ logger = logging.getLogger(__name__)
 LOCAL_LOCK_NAME = "_schedule.lock"
 S3_LOCK_NAME = "_schedule_lock"
 _S3_OPTIONS = {"aws_conditional_put": "etag"}  # as the store's own commits
-_LEASE_SCHEMA = pa.schema(
-    [
-        ("owner", pa.string()),
-        ("pid", pa.int64()),
-        ("host", pa.string()),
-        ("acquired_at", pa.string()),
-        ("expires_at", pa.string()),
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -125,7 +115,9 @@ def acquire_lock(
     """Take the store's lock or raise :class:`LockHeld` naming the job that holds it."""
     if "://" in store_url and not store_url.startswith("file://"):
         options = {**_S3_OPTIONS, **(storage_options or {})}
-        return _LeaseLock(f"{store_url.rstrip('/')}/{S3_LOCK_NAME}", owner, ttl_s, options)
+        from toolkit.schedule.lease import LeaseLock  # it reads Holder from here
+
+        return LeaseLock(f"{store_url.rstrip('/')}/{S3_LOCK_NAME}", owner, ttl_s, options)
     root = Path(store_url.removeprefix("file://")).expanduser()
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -211,7 +203,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _held_message(store: str, holder: Holder | None) -> str:
+def held_message(store: str, holder: Holder | None) -> str:
+    """What :class:`LockHeld` says when ``holder`` (None: unknown) holds ``store``'s lock."""
     who = holder.describe() if holder else "another process"
     return (
         f"another platform-audit job ({who}) holds the lock on store {store}: only one job "
@@ -256,7 +249,9 @@ def unlock(
     """
     if "://" in store_url and not store_url.startswith("file://"):
         options = {**_S3_OPTIONS, **(storage_options or {})}
-        return _unlock_lease(store_url, f"{store_url.rstrip('/')}/{S3_LOCK_NAME}", options, force)
+        from toolkit.schedule.lease import unlock_lease  # it reads Holder from here
+
+        return unlock_lease(store_url, f"{store_url.rstrip('/')}/{S3_LOCK_NAME}", options, force)
     path = Path(store_url.removeprefix("file://")).expanduser() / LOCAL_LOCK_NAME
     try:
         handle = path.open("r+", encoding="utf-8")
@@ -284,42 +279,6 @@ def unlock(
     return Unlocked(store_url, previous, "gone" if previous else None)
 
 
-def _unlock_lease(store: str, uri: str, options: Mapping[str, str], force: bool) -> Unlocked:
-    table = _lease_table(uri, options, create=False)
-    current = _lease_row(table) if table is not None else None
-    if current is None:
-        return Unlocked(store, None, None)
-    if current.is_expired(datetime.now(UTC)):
-        why = "expired"
-    elif current.is_dead_here():
-        why = "gone"
-    elif current.host == socket.gethostname():
-        raise LockHeld(
-            f"a platform-audit job running on this machine ({current.describe()}) holds the "
-            f"lock on store {store}: let it finish, or stop it; --force does not end the "
-            "lease of a live process here"
-        )
-    elif not force:
-        raise LockHeld(
-            f"another platform-audit job ({current.describe()}) holds the lock on store "
-            f"{store}; its lease ends at {current.expires_at}. If that job's machine is gone, "
-            "`platform-audit store unlock --force` ends the lease now (were the job still "
-            "running, it would stop at its next renewal)"
-        )
-    else:
-        why = "forced"
-    if not _swap_lease(table, None):  # the lease changed since it was read: read it again
-        raise LockHeld(_held_message(store, _lease_row(_lease_table(uri, options))))
-    if why == "forced":
-        logger.warning(
-            "ended the lease of %s on store %s by force",
-            current.describe(),
-            store,
-            extra={"fields": {"forced_pid": current.pid, "forced_owner": current.owner}},
-        )
-    return Unlocked(store, current, why)
-
-
 class _FileLock:
     def __init__(self, path: Path, owner: str, store: str) -> None:
         self._path = path
@@ -329,7 +288,7 @@ class _FileLock:
         except BlockingIOError:
             holder = _read_holder(self._handle)
             self._handle.close()
-            raise LockHeld(_held_message(store, holder)) from None
+            raise LockHeld(held_message(store, holder)) from None
         previous = _read_holder(self._handle)
         if previous is not None and previous.pid != os.getpid():
             logger.warning(
@@ -369,99 +328,3 @@ def _read_holder(handle: IO[str]) -> Holder | None:
         return Holder(**json.loads(handle.read()))
     except (ValueError, TypeError):
         return None
-
-
-class _LeaseLock:
-    """The S3 lock: a one-row Delta table changed by compare-and-swap commits."""
-
-    def __init__(self, uri: str, owner: str, ttl_s: float, options: dict[str, str]) -> None:
-        self._uri, self._owner, self._ttl_s, self._options = uri, owner, ttl_s, options
-        self._held = False
-        table = _lease_table(self._uri, self._options)
-        current = _lease_row(table)
-        now = datetime.now(UTC)
-        if current is not None and current.owner != owner:
-            if not (current.is_expired(now) or current.is_dead_here()):
-                raise LockHeld(_held_message(uri.rsplit("/", 1)[0], current))
-            logger.warning(
-                "recovered a stale lock on %s left by %s (%s)",
-                uri,
-                current.describe(),
-                "its process is gone" if current.is_dead_here() else "its lease expired",
-                extra={"fields": {"stale_pid": current.pid, "stale_owner": current.owner}},
-            )
-        if not _swap_lease(table, Holder.me(owner, ttl_s)):
-            raise LockHeld(
-                _held_message(
-                    uri.rsplit("/", 1)[0], _lease_row(_lease_table(self._uri, self._options))
-                )
-            )
-        self._held = True
-
-    def renew(self) -> None:
-        """Extend the lease; ScheduleError when another job took it (ours had expired)."""
-        table = _lease_table(self._uri, self._options)
-        current = _lease_row(table)
-        if (
-            current is None
-            or current.owner != self._owner
-            or not _swap_lease(table, Holder.me(self._owner, self._ttl_s))
-        ):
-            self._held = False
-            raise ScheduleError(
-                f"lost the lock on {self._uri}: another job took it after this job's lease "
-                "expired, as renewing it failed for longer than [schedule] lock_ttl (the "
-                "warnings before this say why)"
-            )
-
-    def release(self) -> None:
-        if not self._held:
-            return
-        self._held = False
-        table = _lease_table(self._uri, self._options)
-        current = _lease_row(table)
-        if current is not None and current.owner == self._owner:
-            _swap_lease(table, None)
-
-    def __enter__(self) -> _LeaseLock:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
-
-def _lease_table(uri: str, options: Mapping[str, str], *, create: bool = True) -> Any:
-    """The lease table at ``uri`` (created empty when missing, unless ``create`` is False:
-    then None)."""
-    from deltalake import DeltaTable, write_deltalake
-    from deltalake.exceptions import DeltaError, TableNotFoundError
-
-    try:
-        return DeltaTable(uri, storage_options=dict(options))
-    except TableNotFoundError:
-        if not create:
-            return None
-    with contextlib.suppress(DeltaError):  # another job created it first: fine
-        write_deltalake(
-            uri, _LEASE_SCHEMA.empty_table(), mode="error", storage_options=dict(options)
-        )
-    return DeltaTable(uri, storage_options=dict(options))
-
-
-def _swap_lease(table: Any, holder: Holder | None) -> bool:
-    """Replace the row read at ``table``'s version; False when another commit came first."""
-    from deltalake import write_deltalake
-    from deltalake.exceptions import CommitFailedError
-
-    rows = [asdict(holder)] if holder else []
-    data = pa.Table.from_pylist(rows, schema=_LEASE_SCHEMA)
-    try:
-        write_deltalake(table, data, mode="overwrite")
-    except CommitFailedError:
-        return False
-    return True
-
-
-def _lease_row(table: Any) -> Holder | None:
-    rows = table.to_pyarrow_table().to_pylist()
-    return Holder(**rows[0]) if rows else None
