@@ -9,10 +9,10 @@ An S3 store has no ``flock``. Its lock (:mod:`toolkit.schedule.lease`) is a one-
 table, ``<store>/_schedule_lock``, changed only by compare-and-swap: the new row is written
 against the table version that was read, and the commit lands through the same conditional
 put (``If-None-Match: *``, ``aws_conditional_put=etag``) that protects the store's own
-commits, so of two jobs racing for it exactly one wins. The row is a lease: it expires after ``ttl_s`` unless renewed,
-so a job killed on another machine blocks the store for at most that long (or until
-``platform-audit store unlock --force``, :func:`unlock`); one killed on this machine is
-recognised at once by its dead pid. Example::
+commits, so of two jobs racing for it exactly one wins. The row is a lease: it expires
+after ``ttl_s`` unless renewed, so a job killed on another machine blocks the store for at
+most that long (or until ``platform-audit store unlock --force``, :func:`unlock`); one
+killed on this machine is recognised at once by its dead pid. Example::
 
     with acquire_lock("data/store", ttl_s=7200) as lock:   # LockHeld when taken
         ...
