@@ -144,6 +144,7 @@ def test_planted_variables_alarm(audited: Audited) -> None:
     assert audited.alarms("VAR006") == {legacy}
     assert _variable("service", web, "ADMIN_PASSWORD") in audited.alarms("VAR004")
     assert audited.alarms("VAR010") == {_variable("service", web, "QUEUE_URL")}
+    assert _variable("service", web, "QUEUE_URL") not in audited.alarms("VAR005")  # resolves
     shared = {
         _variable("environment", ids["env_production"], "PAYMENT_API_SECRET"),
         _variable("environment", ids["env_staging"], "PAYMENT_API_SECRET"),

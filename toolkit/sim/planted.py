@@ -10,7 +10,7 @@ under stable names (`Planted.ids`, exposed as `Simulator.planted`), and the serv
   `env_staging`, `env_development`, `env_single`
 - `web` in production: `service_no_limits`, `service_public_no_health`, `service_one_replica`,
   `service_nodeport`; it also holds the plain secret variable `ADMIN_PASSWORD` and
-  `QUEUE_URL`, a password written beside a reference
+  `QUEUE_URL`, a password written beside a reference to production's `MQ_HOST`
 - `worker`: `service_privileged` (SYS_ADMIN, NET_ADMIN), `service_requests_above_limits`,
   `service_crashing`, `service_oom`, `service_restarts`
 - `postgres`: `service_database` = `service_no_backup` (protected `POSTGRES_PASSWORD`,
@@ -168,6 +168,8 @@ def _planted_variables(
     side = random.Random(repr(rng.getstate()[1][:8]))  # no draw: its state, as text
     written = f"amqp://web:{new_canary(side, world.canaries)}@${{{{environment.MQ_HOST}}}}:5672/"
     world.set_variable("service", web.id, Variable(WRITTEN_CREDENTIAL, written, [now]))
+    host = f"mq-{new_canary(side, world.canaries)}.internal"  # every literal value has one
+    world.set_variable("environment", prod.id, Variable("MQ_HOST", host, [now]))
     missing = "${{environment.MISSING_KEY}}"
     world.set_variable("service", api.id, Variable(UNRESOLVED_REF, missing, [now]))
     gone = f"${{{{service.{new_id(rng)}.DATABASE_URL}}}}"
