@@ -58,8 +58,9 @@ ids as (
 owners as (
     -- And the snapshots whose failed calls may have left its replicas out: a replicas listing
     -- or health call, or a listing of the hierarchy above it, that covers the service
-    -- (views/error_covers.sql; a 404 is what the key may not see, no failure). No count there is no evidence that it had no
-    -- replicas: the restarts since cannot be told, so they are not judged (docs/checks.md).
+    -- (views/error_covers.sql; a 404 is what the key may not see, no failure). No count
+    -- there is no evidence that it had no replicas: the restarts since cannot be told, so
+    -- they are not judged (docs/checks.md).
     -- A list per service, read in the join with owners: a join of its own cost 0.6 s.
     select i.*, m.blind_seqs
     from ids as i

@@ -14,9 +14,11 @@ select
         when not writes_credential then 'ok' else 'unknown' end as status,
     case
         when coalesce(is_protected, false)
-            then concat('Variable ', name, ' is protected by its service, where a credential belongs.')
+            then concat('Variable ', name,
+                ' is protected by its service, where a credential belongs.')
         when writes_credential
-            then concat('Variable ', name, ' (', level, ' level) writes a credential into its value',
+            then concat('Variable ', name, ' (', level,
+                ' level) writes a credential into its value',
                 if(reference_count > 0, concat(' beside ', reference_count, ' reference(s)'), ''),
                 ': a password in a URL, a Bearer or Basic credential, or a password=... pair.')
         when not writes_credential
