@@ -91,6 +91,7 @@ def map_variables(
         parsed = parse_references(value) if value is not None else []
         references = _references(conformer, item, level, owner, parsed, api_refs)
         known = value is not None or "references" in item
+        read = None if redacted else value  # what may be measured and fingerprinted
         values = {
             "name": item.get("name"),
             "level": level,
@@ -100,9 +101,9 @@ def map_variables(
             "is_protected": level == "service" and item.get("name") in protected,
             "provided": item.get("provided"),
             "values_redacted": redacted,
-            "value_length": None if redacted or value is None else len(value),
-            "fingerprint": None if redacted or value is None else fingerprints.of(value),
-            "writes_credential": None if redacted or value is None else _writes(value),
+            "value_length": None if read is None else len(read),
+            "fingerprint": None if read is None else fingerprints.of(read),
+            "writes_credential": None if read is None else _writes(read),
             "updates": item.get("updates"),
         }
         row = conformer.row("variables", values)
