@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.api import ClientConfig, Secret
 from toolkit.api import ConfigError as ApiConfigError
+from toolkit.config_audit import AUDIT_KEYS, FAIL_ON, audit_from_file
 from toolkit.config_collect import COLLECT_KEYS, collect_from_file
 from toolkit.errors import ConfigError
 from toolkit.schedule.settings import (
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
+    "FAIL_ON",
     "Credential",
     "Settings",
     "example_config",
@@ -67,21 +68,12 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
         "deadline_s": (int, float),
     },
     "store": {"url": str, "hmac_key_file": str},
-    "audit": {
-        "checks": list,
-        "builtin_checks": bool,
-        "skip": list,
-        "waivers": str,
-        "fail_on": str,
-        "fail_on_new": bool,
-    },
+    "audit": AUDIT_KEYS,
     "schedule": SCHEDULE_KEYS,
     "notify": NOTIFY_KEYS,
     "collect": COLLECT_KEYS,
 }
 _TABLES_OF_TABLES = {"credentials", "endpoints", "checks"}
-FAIL_ON = ("critical", "high", "medium", "low")
-_CHECK_ID = re.compile(r"[A-Z]{2,5}[0-9]{3}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,6 +124,9 @@ class Settings:
     fail_on: str | None = None
     fail_on_new: bool = False
     """Gate only on findings new or regressed since the compared snapshot ([audit] fail_on_new)."""
+    production_pattern: str | None = None
+    """What production environments are named ([audit] production_pattern); None: the
+    built-in pattern (``views/all_resources.sql``), "prod" or "production" as a word."""
     check_params: Mapping[str, Mapping[str, int | float | str | bool]] = field(default_factory=dict)
     """Threshold overrides per check id ([checks.RES003] min_ratio = 6)."""
     schedule: ScheduleSettings = field(default_factory=ScheduleSettings)
@@ -309,7 +304,7 @@ def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
             f"{', '.join(sorted(credentials))} are defined under [credentials.NAME]"
         )
     values["credential"] = chosen
-    values.update(_audit(raw.get("audit", {}), raw.get("checks", {}), source))
+    values.update(audit_from_file(raw.get("audit", {}), raw.get("checks", {}), source))
     values["schedule"] = schedule_from_file(raw.get("schedule", {}), source)
     values["notify"] = notify_from_file(raw.get("notify", {}), source)
     values["collect"] = collect_from_file(raw.get("collect", {}), source)
@@ -338,55 +333,6 @@ def _not_a_table(section: str, value: object) -> str:
         f"{section} is set to a value, but it is a section: write [{section}] on a line of "
         "its own, with its settings below it"
     )
-
-
-def _audit(
-    audit: Mapping[str, Any], checks: Mapping[str, Any], source: Path | None
-) -> dict[str, Any]:
-    """``[audit]`` and ``[checks.ID]``; relative paths are relative to the config file."""
-    where = str(source)
-    base = source.parent if source is not None else Path()
-    values: dict[str, Any] = {}
-    folders = audit.get("checks", [])
-    if not all(isinstance(f, str) and f.strip() for f in folders):
-        raise ConfigError(f'{where}: [audit] checks must be a list of folders, e.g. ["checks"]')
-    values["audit_checks"] = tuple(base / Path(f).expanduser() for f in folders)
-    if "builtin_checks" in audit:
-        values["builtin_checks"] = audit["builtin_checks"]
-    skip = audit.get("skip", [])
-    if not all(isinstance(p, str) and p for p in skip):
-        raise ConfigError(
-            f'{where}: [audit] skip must be a list of check ids, globs or areas, e.g. ["KEY006"]'
-        )
-    values["skip_checks"] = tuple(skip)
-    if "waivers" in audit:
-        if not audit["waivers"].strip():
-            raise ConfigError(
-                f'{where}: [audit] waivers must name a file, e.g. "waivers.toml" (or leave '
-                "the setting out)"
-            )
-        values["waivers_file"] = base / Path(audit["waivers"]).expanduser()
-    if "fail_on" in audit:
-        if audit["fail_on"] not in FAIL_ON:
-            raise ConfigError(f"{where}: [audit] fail_on must be one of {', '.join(FAIL_ON)}")
-        values["fail_on"] = audit["fail_on"]
-    if "fail_on_new" in audit:
-        values["fail_on_new"] = audit["fail_on_new"]
-    params: dict[str, dict[str, int | float | str | bool]] = {}
-    for check_id, table in checks.items():
-        if not _CHECK_ID.fullmatch(check_id) or not isinstance(table, dict):
-            raise ConfigError(
-                f"{where}: [checks.{check_id}] must be a table named for a check id such as "
-                "RES003, holding that check's parameters"
-            )
-        for name, value in table.items():
-            if not isinstance(value, int | float | str | bool):
-                raise ConfigError(
-                    f"{where}: [checks.{check_id}] {name} must be a number, string or boolean"
-                )
-        params[check_id] = dict(table)
-    values["check_params"] = params
-    return values
 
 
 def _credentials(table: Mapping[str, Any], where: str) -> dict[str, Credential]:

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from toolkit.config import Settings
+
 
 def alarmed(frame: pd.DataFrame, check: str) -> set[str]:
     rows = frame[(frame.check_id == check) & (frame.status == "alarm")]
@@ -82,6 +84,14 @@ def test_unknown_or_mistyped_settings_are_refused(
         ('[audit]\nfail_on = "severe"\n', "fail_on must be one of"),
         ('[audit]\nchecks = "folder"\n', "checks must be a list"),
         ('[audit]\nwaiver = "w.toml"\n', "did you mean 'waivers'"),
+        (
+            '[audit]\nproduction_pattern = "prd(("\n',
+            r"\[audit\] production_pattern = 'prd\(\(' is not a regular expression DuckDB reads "
+            r"\(missing \)",
+        ),
+        ("[audit]\nproduction_pattern = '(?=prd)'\n", "RE2 syntax: no look-around"),
+        ('[audit]\nproduction_pattern = " "\n', "would make every environment production"),
+        ("[audit]\nproduction_pattern = 5\n", r"\[audit\] production_pattern must be a string"),
     ],
 )
 def test_bad_audit_settings_are_refused(tmp_path: Path, text: str, message: str) -> None:
@@ -146,10 +156,10 @@ def builtin_catalogue(tmp_path: Path, text: str) -> Catalogue:
          "large: write a whole number up to 10000000"),
         ("[checks.REP002]\nwindow_days = 1e12", "window_days = 1000000000000.0 is too large"),
         ("[checks.REP002]\nwindow_days = nan", "window_days = nan is not a finite number"),
-        ("[checks.REP004]\nenv_pattern = \"prod(uction\"",
-         "env_pattern = \"prod\\(uction\": .* is not a regular expression DuckDB reads "
+        ("[checks.VAR004]\nsecret_names = \"token,passw(or\"",
+         "secret_names = \"token,passw\\(or\": .* is not a regular expression DuckDB reads "
          "\\(missing \\)"),
-        ("[checks.REP004]\nenv_pattern = \"(?=prod)\"", "RE2 syntax: no look-around"),
+        ("[checks.VAR004]\nsecret_names = \"(?=token)\"", "RE2 syntax: no look-around"),
         # an empty pattern matches every name: 121 findings instead of 67
         ("[checks.VAR004]\nsecret_names = \"\"", "secret_names = \"\" holds nothing \\(an empty "
          "pattern matches every name\\): give comma-separated regular expressions"),
@@ -175,12 +185,100 @@ def test_threshold_values_that_fit_are_kept(tmp_path: Path) -> None:
     catalogue = builtin_catalogue(
         tmp_path,
         "[checks.KEY006]\nmax_idle_days = 30.0\n[checks.RES005]\nmax_ratio = 0\n"
-        '[checks.REP004]\nenv_pattern = "^(prd|live)$"\n',
+        '[checks.VAR004]\nsecret_names = "^(pass|pwd)$"\n',
     )
     assert catalogue.params(catalogue.get("KEY006")) == {"max_idle_days": 30}
     assert isinstance(catalogue.params(catalogue.get("KEY006"))["max_idle_days"], int)
     assert catalogue.params(catalogue.get("RES005")) == {"max_ratio": 0}
-    assert catalogue.params(catalogue.get("REP004")) == {"env_pattern": "^(prd|live)$"}
+    assert catalogue.params(catalogue.get("VAR004"))["secret_names"] == "^(pass|pwd)$"
+
+
+def test_the_production_pattern_of_rep004_moved_to_audit_settings(tmp_path: Path) -> None:
+    """REP004 had its own pattern while KEY003 and VAR007 judged by the built-in one."""
+    with pytest.raises(CheckDefinitionError, match=r"move it to \[audit\] production_pattern"):
+        builtin_catalogue(tmp_path, '[checks.REP004]\nenv_pattern = "^live$"\n')
+
+
+def _production_world() -> dict[str, object]:
+    """An environment named live-eu and one named production-archive; in each a service
+    with one replica, a secret shared with staging, and an editor key limited to it."""
+    environments = [("e-live", "live-eu"), ("e-old", "production-archive"), ("e-stg", "staging")]
+    owner = {"team_id": "t1", "project_id": "p1"}
+    tables = {
+        "teams": [{"id": "t1", "name": "acme"}],
+        "projects": [{"id": "p1", "team_id": "t1", "name": "shop"}],
+        "environments": [{"id": i, "name": name, **owner} for i, name in environments],
+        "services": [
+            {"id": f"s-{i}", "name": "web", "environment_id": i, "replicas": 1, **owner}
+            for i, _ in environments
+        ],
+        "variables": [  # API_SECRET: live and staging share it; ARCHIVE_SECRET: the others
+            {
+                "name": name,
+                "level": "environment",
+                "environment_id": i,
+                "is_reference": False,
+                "fingerprint": name,
+                "value_length": 40,
+                **owner,
+            }
+            for name, i in [
+                ("API_SECRET", "e-live"),
+                ("API_SECRET", "e-stg"),
+                ("ARCHIVE_SECRET", "e-old"),
+                ("ARCHIVE_SECRET", "e-stg"),
+            ]
+        ],
+        "credentials": [
+            {
+                "name": f"k-{i}",
+                "is_api_key": True,
+                "key_id": f"k-{i}",
+                "key_name": f"key {i}",
+                "role": "editor",
+                "access": "limited",
+            }
+            for i in ("e-live", "e-old")
+        ],
+        "credential_resources": [
+            {
+                "credential_name": f"k-{i}",
+                "key_id": f"k-{i}",
+                "resource_type": "environment",
+                "resource_id": i,
+            }
+            for i in ("e-live", "e-old")
+        ],
+    }
+    return {"snapshots": [{"at": "2026-01-01T00:00:00Z", "tables": tables}]}
+
+
+def test_one_production_pattern_reaches_every_check_that_judges_production(
+    tmp_path: Path,
+) -> None:
+    """[audit] production_pattern decides REP004, KEY003 and VAR007 alike, on the cursors
+    the checks run on (a DuckDB variable is a connection's own)."""
+    checks = Catalogue.load().select(only=["REP004", "KEY003", "VAR007"])
+    con = fixture_connection(_production_world())
+
+    def production(settings: Settings | None) -> dict[str, set[str]]:
+        findings = run_audit(con, checks=checks, settings=settings).findings
+        return {check: alarmed(findings, check) for check in ("REP004", "KEY003", "VAR007")}
+
+    assert production(None) == {  # the built-in pattern: "production" is a word of the name
+        "REP004": {"s-e-old"},
+        "KEY003": {"k-e-old"},
+        "VAR007": {"environment:e-old:ARCHIVE_SECRET", "environment:e-stg:ARCHIVE_SECRET"},
+    }
+    path = tmp_path / "platform-audit.toml"
+    path.write_text("[audit]\nproduction_pattern = '\\blive\\b'\n", encoding="utf-8")
+    settings = load_settings(path, environ={})
+    assert settings.production_pattern == r"\blive\b"
+    assert production(settings) == {
+        "REP004": {"s-e-live"},
+        "KEY003": {"k-e-live"},
+        "VAR007": {"environment:e-live:API_SECRET", "environment:e-stg:API_SECRET"},
+    }
 
 
 def test_threshold_errors_name_the_config_file(tmp_path: Path) -> None:

@@ -104,6 +104,14 @@ class CheckParam:
     listed: bool = False
 
 
+_MOVED = {
+    ("REP004", "env_pattern"): (
+        "[audit] production_pattern, which REP004, KEY003 and VAR007 all read"
+    ),
+}
+"""Parameters a built-in check no longer takes, and the setting that took their place."""
+
+
 @dataclass(frozen=True)
 class CheckSpec:
     """A parsed check: its metadata, its parameters and its SQL (header stripped)."""
@@ -145,9 +153,11 @@ class CheckSpec:
         for name, value in (overrides or {}).items():
             if name not in self.params:
                 known = ", ".join(self.params) or "none"
+                moved = _MOVED.get((self.id, name))
+                fix = f"move it to {moved}" if moved else "remove or rename the setting"
                 raise CheckDefinitionError(
                     f"{where}: [checks.{self.id}] sets {name}, which {self.id} does not declare "
-                    f"(its parameters: {known}); remove or rename the setting"
+                    f"(its parameters: {known}); {fix}"
                 )
             values[name] = checked_value(self.id, self.params[name], value, where)
         return values

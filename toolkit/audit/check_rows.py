@@ -27,7 +27,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.audit.check_file import OUTPUT_COLUMNS, STATUSES
-from toolkit.audit.check_run import outside_the_store, run_sql
+from toolkit.audit.check_run import (
+    outside_the_store,
+    production_pattern,
+    run_sql,
+    set_production,
+)
 from toolkit.audit.scope import search_path, set_search_path, snapshot_filter
 from toolkit.errors import CheckDefinitionError
 
@@ -119,11 +124,13 @@ def run_checks(
         for n, snapshot_id in enumerate(sorted(set(last.values())))
     }
     path = search_path(con)
+    production = production_pattern(con)
     cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
     for _ in range(max(1, workers)):
-        cursor = con.cursor()
+        cursor = con.cursor()  # a connection of its own: search path and production set again
         if path:
             set_search_path(cursor, path)
+        set_production(cursor, production)
         cursors.put(cursor)
 
     known = {str(row[0]) for row in con.execute("select snapshot_id from snapshots").fetchall()}

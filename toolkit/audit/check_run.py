@@ -31,8 +31,10 @@ __all__ = [
     "ensure_views",
     "install_views",
     "outside_the_store",
+    "production_pattern",
     "run_check",
     "run_sql",
+    "set_production",
 ]
 
 VIEWS = Path(__file__).with_name("views")
@@ -45,12 +47,16 @@ def install_views(con: duckdb.DuckDBPyConnection, folder: Path = VIEWS) -> None:
         _create_view(con, path)
 
 
-def ensure_views(con: duckdb.DuckDBPyConnection, folder: Path = VIEWS) -> None:
+def ensure_views(
+    con: duckdb.DuckDBPyConnection, folder: Path = VIEWS, *, production: str | None = None
+) -> None:
     """Create the derived views that the connection's current schema does not have yet.
 
     A view file is named for the view it creates (``credential_reach.sql``), so a
     connection prepared earlier (a fixture's, a notebook's) is left as it is.
+    ``production``: see :func:`set_production` (``settings.production_pattern``).
     """
+    set_production(con, production)
     existing = {
         str(row[0])
         for row in con.sql(
@@ -60,6 +66,24 @@ def ensure_views(con: duckdb.DuckDBPyConnection, folder: Path = VIEWS) -> None:
     for path in sorted(folder.glob("*.sql")):
         if path.stem not in existing:
             _create_view(con, path)
+
+
+def set_production(con: duckdb.DuckDBPyConnection, pattern: str | None) -> None:
+    """From now on ``con``'s views call an environment production when ``pattern`` (a
+    regular expression) matches its name as ``views/all_resources.sql`` reads it; None
+    leaves ``con`` as it is (unset, the view's default: "prod" or "production" as a word).
+
+    The pattern is a DuckDB variable, so a view reads it without a parameter, and it holds
+    for ``con`` alone: a cursor of ``con`` is another connection and needs its own call.
+    """
+    if pattern is not None:
+        con.execute("SET VARIABLE production_pattern = ?", [pattern])
+
+
+def production_pattern(con: duckdb.DuckDBPyConnection) -> str | None:
+    """What :func:`set_production` gave ``con``, None when nothing."""
+    row = con.execute("select getvariable('production_pattern')").fetchone()
+    return None if row is None or row[0] is None else str(row[0])
 
 
 def _create_view(con: duckdb.DuckDBPyConnection, path: Path) -> None:

@@ -27,7 +27,7 @@ from toolkit.errors import CheckDefinitionError
 if TYPE_CHECKING:
     from toolkit.audit.check_file import CheckParam
 
-__all__ = ["MAX_WHOLE", "checked_value"]
+__all__ = ["MAX_WHOLE", "checked_value", "regex_problem"]
 
 MAX_WHOLE = 10_000_000
 """The largest whole-number threshold: ten million days is 27,000 years, and DuckDB's dates
@@ -91,7 +91,7 @@ def _text(setting: str, check_id: str, param: CheckParam, value: str) -> str:
         )
     if param.regex:
         for item in items:
-            problem = _regex_problem(item)
+            problem = regex_problem(item)
             if problem is not None:
                 raise CheckDefinitionError(
                     f"{setting}: {_shown(item)} is not a regular expression DuckDB reads "
@@ -106,7 +106,7 @@ def _kind(param: CheckParam) -> str:
     return "comma-separated names" if param.listed else "some text"
 
 
-def _regex_problem(pattern: str) -> str | None:
+def regex_problem(pattern: str) -> str | None:
     """DuckDB's own complaint about ``pattern`` (RE2 differs from Python's ``re``)."""
     import duckdb
 

@@ -113,7 +113,7 @@ def run_audit(
     started = time.perf_counter()
     with _store_reads():  # a data file gone, or S3 failing: the store, not a check
         con = _connection(source, latest_only, snapshot, compare_to)
-        ensure_views(con)
+        ensure_views(con, production=settings.production_pattern if settings else None)
         if isinstance(source, Store):  # a connection of ours: a caller's is left as it is
             confine(con, source.url)
         committed = committed_snapshots(con)

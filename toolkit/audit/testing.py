@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from toolkit.audit.check_run import install_views
+from toolkit.audit.check_run import install_views, set_production
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
 from toolkit.snapshot.validation import to_arrow
 from toolkit.snapshot.views import connect_arrow
@@ -42,7 +42,8 @@ def fixture_connection(fixture: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the store's views over the fixture's rows, plus derived views.
 
     Undeclared tables or columns are refused (the same validation as the snapshot writer);
-    columns a fixture leaves out are null.
+    columns a fixture leaves out are null. A fixture's ``production_pattern`` is what
+    ``[audit] production_pattern`` would set (see :func:`set_production`).
     """
     snapshots = fixture.get("snapshots")
     if not isinstance(snapshots, list) or not snapshots:
@@ -74,6 +75,7 @@ def fixture_connection(fixture: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
     snapshot_table = pa.Table.from_pylist(snapshot_rows, schema=schema)
     con = connect_arrow(sources, snapshot_table)
     install_views(con)
+    set_production(con, fixture.get("production_pattern"))
     return con
 
 

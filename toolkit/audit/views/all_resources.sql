@@ -5,13 +5,15 @@ create or replace view all_resources as
 with env as (
     select
         snapshot_id, id, name, team_id, project_id,
-        -- "prod" or "production" as a word of the name (prod-eu, prod_eu, prod2: every run
-        -- of non-letters is a space), never pre-prod, non-prod or not-prod; REP004's default.
-        -- Null for an environment without a name: nothing tells (the platform may leave names
-        -- out), so VAR007 does not count it as non-production
+        -- The name lower-cased, without pre-prod, non-prod or not-prod, every run of other
+        -- characters than letters one space (prod-eu, prod_eu, prod2: 'prod eu', 'prod eu',
+        -- 'prod '), matched by [audit] production_pattern (set_production in check_run.py),
+        -- by default "prod" or "production" as a word. Null for an environment without a
+        -- name: nothing tells (the platform may leave names out), so VAR007 does not count it
+        -- as non-production. REP004, KEY003 and VAR007 all judge production by this column.
         regexp_matches(regexp_replace(regexp_replace(lower(name),
             '(pre|non|not)[^a-z]?prod', ' ', 'g'), '[^a-z]+', ' ', 'g'),
-            '\bprod(uction)?\b') as is_production
+            coalesce(getvariable('production_pattern'), '\bprod(uction)?\b')) as is_production
     from environments
 )
 select snapshot_id, 'team' as resource_type, id as resource_id, name as resource_name,

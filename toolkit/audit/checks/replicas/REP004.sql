@@ -5,18 +5,13 @@
 -- risk: With one replica every deployment, restart or node failure takes the production service down.
 -- remediation: Run at least two replicas of every production service (databases aside).
 -- history: snapshot
--- param: env_pattern = \bprod(uction)?\b | a regular expression that marks production, on the environment's name lower-cased, with pre-prod, non-prod and not-prod removed and every run of other characters than letters made one space (so prod-eu, prod_eu and prod2 read 'prod eu', 'prod eu', 'prod ')
-with environment_words as (  -- the name as all_resources reads it (see the param)
-    select snapshot_id, id, name, regexp_replace(regexp_replace(lower(name),
-        '(pre|non|not)[^a-z]?prod', ' ', 'g'), '[^a-z]+', ' ', 'g') as words
-    from environments
-),
-production as materialized (  -- filtered first: only these services need their health
+with production as materialized (  -- filtered first: only these services need their health
+    -- production as KEY003 and VAR007 read it: [audit] production_pattern (all_resources)
     select s.snapshot_id, s.id, s.name, s.team_id, s.project_id, s.environment_id, s.replicas,
-        e.name as environment_name
+        e.resource_name as environment_name
     from services as s
-    join environment_words as e on e.snapshot_id = s.snapshot_id and e.id = s.environment_id
-    where regexp_matches(e.words, $env_pattern)
+    join all_resources as e on e.snapshot_id = s.snapshot_id and e.resource_id = s.environment_id
+    where e.resource_type = 'environment' and e.is_production
         and coalesce(s.type, '') <> 'database' and nullif(s.database_type, '') is null
 ),
 judged as (
