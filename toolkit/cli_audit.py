@@ -1,12 +1,11 @@
-"""``platform-audit audit``, ``checks`` and ``finding``: the audit from the command line
-(``diff`` is :mod:`toolkit.cli_diff`).
+"""``platform-audit audit``: the audit from the command line (``checks`` and ``finding`` are
+:mod:`toolkit.cli_checks`, ``diff`` is :mod:`toolkit.cli_diff`).
 
 ``audit`` exits 1 when an unwaived finding at or above ``--fail-on`` is in alarm (new,
 regressed or open; with ``--fail-on-new`` only new or regressed), so a CI pipeline can gate
 on it; 2 on bad configuration, a bad check or waivers file, or a snapshot that is not
 there, or when standard output cannot be written (a full disk; never 1, which a gate
-would read as findings). ``finding`` tells one finding's story over the history.
-``register(app)`` adds these commands and ``diff``::
+would read as findings). ``register(app)`` adds it, ``checks``, ``finding`` and ``diff``::
 
     platform-audit audit --format sarif --out audit.sarif --fail-on high
     platform-audit audit --fail-on medium --fail-on-new     # only what got worse fails
@@ -19,35 +18,31 @@ would read as findings). ``finding`` tells one finding's story over the history.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from toolkit.cli_checks import checks_command, finding_command
 from toolkit.cli_diff import diff_command
 from toolkit.cli_options import (
     CheckOpt,
     ConfigOpt,
-    ListedOpt,
     SkipOpt,
+    SnapshotOpt,
     StoreOpt,
-    TableOrJsonOpt,
     WaiversOpt,
     audit_errors,
     chosen_checks,
     fail,
     output_format,
-    table_or_json,
 )
 from toolkit.cli_stdout import console, writing_stdout
 from toolkit.config import FAIL_ON, load_settings
-from toolkit.errors import CheckDefinitionError, ConfigError
+from toolkit.errors import ConfigError
 from toolkit.exit_codes import ExitCode
 from toolkit.visible_text import visible
 
@@ -59,7 +54,7 @@ if TYPE_CHECKING:
     from toolkit.audit import AuditResult
     from toolkit.config import Settings
 
-__all__ = ["audit_command", "checks_command", "finding_command", "register"]
+__all__ = ["audit_command", "register"]
 
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
 
@@ -70,11 +65,6 @@ def register(app: typer.Typer) -> None:
     app.command("checks")(checks_command)
     app.command("finding")(finding_command)
     app.command("diff")(diff_command)  # toolkit.cli_diff
-
-
-SnapshotOpt = Annotated[
-    str | None, typer.Option("--snapshot", help="Judge this snapshot (id or unique prefix).")
-]
 
 
 def audit_command(
@@ -321,89 +311,3 @@ def _gate_message(count: int, threshold: str, result: AuditResult, new_only: boo
         else "in the first snapshot"
     )
     return f"{count} unwaived finding(s) at or above {threshold}, new or regressed {since}"
-
-
-def checks_command(
-    config: ConfigOpt = None,
-    format: TableOrJsonOpt = "table",
-    check: ListedOpt = None,
-    skip: SkipOpt = None,
-) -> None:
-    """List the checks an audit runs: id, severity, area, title and thresholds."""
-    table_or_json(format)
-    try:
-        settings = load_settings(config)
-        catalogue = chosen_checks(settings, check, skip)
-    except (ConfigError, CheckDefinitionError) as exc:
-        raise fail(str(exc), ExitCode.CONFIG) from None
-    if format == "json":
-        entries = [
-            {"id": spec.id, "severity": spec.severity, "area": spec.area, "title": spec.title,
-             "risk": spec.risk, "remediation": spec.remediation, "history": spec.history,
-             "path": str(spec.path), "params": catalogue.params(spec)}
-            for spec in catalogue.specs
-        ]  # fmt: skip
-        with writing_stdout():
-            sys.stdout.write(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
-        return
-    table = Table(title=Text(f"{len(catalogue.specs)} check(s)"), box=box.SIMPLE_HEAD)
-    for column in ("id", "severity", "area", "title and thresholds"):
-        table.add_column(column, overflow="fold")
-    for spec in catalogue.specs:
-        title = Text(spec.title)
-        params = catalogue.params(spec)
-        if params:
-            title.append("\n" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in params.items()))
-        table.add_row(Text(spec.id), Text(spec.severity), Text(spec.area), title)
-    with writing_stdout():
-        console.print(table)
-    if settings.skip_checks:
-        err.print(Text(f"left out by [audit] skip: {', '.join(settings.skip_checks)}"))
-
-
-def finding_command(
-    check_id: Annotated[str, typer.Argument(metavar="CHECK", help="The check's id (REP001).")],
-    resource: Annotated[
-        str,
-        typer.Argument(
-            metavar="RESOURCE", help="The resource's id, or its name if only one finding has it."
-        ),
-    ],
-    store: StoreOpt = None,
-    config: ConfigOpt = None,
-    snapshot: SnapshotOpt = None,
-    waivers: WaiversOpt = None,
-    format: TableOrJsonOpt = "table",
-) -> None:
-    """Show one finding: its check, resource, state, reason, waiver and every episode in alarm."""
-    from toolkit.audit import Catalogue, run_audit
-    from toolkit.audit.explain import explain_finding
-    from toolkit.snapshot import Store
-
-    table_or_json(format)
-    with audit_errors():
-        settings = load_settings(config, store_url=store)
-        catalogue = Catalogue.from_settings(settings)
-        ids = {spec.id.upper(): spec.id for spec in catalogue.specs}
-        check_id = ids.get(check_id.upper(), check_id)  # any case, as --check matches ids
-        if check_id not in ids.values():
-            raise ConfigError(
-                f"no check has the id {check_id!r} (or [audit] skip leaves it out); "
-                "`platform-audit checks` lists them"
-            )
-        result = run_audit(  # this check alone: its history is all the story needs
-            Store.open(settings.store_url, create=False),
-            settings=settings,
-            checks=catalogue.select(only=[check_id]),
-            snapshot=snapshot,
-            waivers=waivers,
-        )
-        story = explain_finding(result, check_id, resource)
-    from toolkit.audit.explain import story_renderable
-
-    with writing_stdout():
-        if format == "json":
-            document = json.dumps(story.as_json(), indent=2, ensure_ascii=False, default=str)
-            sys.stdout.write(document + "\n")
-        else:
-            console.print(story_renderable(story))

@@ -32,6 +32,7 @@ __all__ = [
     "CheckOpt",
     "ConfigOpt",
     "SkipOpt",
+    "SnapshotOpt",
     "StoreOpt",
     "TableOrJsonOpt",
     "TokenEnvOpt",
@@ -112,6 +113,9 @@ WAIVERS_HELP = (
 """What ``--waivers`` says in ``--help`` (audit, report, finding)."""
 
 WaiversOpt = Annotated[Path | None, typer.Option("--waivers", help=WAIVERS_HELP)]
+SnapshotOpt = Annotated[
+    str | None, typer.Option("--snapshot", help="Judge this snapshot (id or unique prefix).")
+]
 TableOrJsonOpt = Annotated[str, typer.Option("--format", help="table or json.")]
 CheckOpt = Annotated[
     list[str] | None,

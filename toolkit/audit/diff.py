@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from toolkit.audit.check_run import ensure_views
-from toolkit.audit.engine import committed_snapshots, run_audit, select_snapshots
+from toolkit.audit.engine import run_audit
 from toolkit.audit.lifecycle import query_frame
 from toolkit.audit.scope import ENDPOINT_TABLES
+from toolkit.audit.snapshots_chosen import committed_snapshots, select_snapshots
 from toolkit.errors import AuditError
 from toolkit.snapshot import SNAPSHOT_AT, SNAPSHOT_ID, TABLES, Store
 

@@ -48,8 +48,13 @@ from toolkit.audit.scope import (
     search_path,
     set_search_path,
 )
+from toolkit.audit.snapshots_chosen import (
+    committed_snapshots,
+    reach,
+    select_snapshots,
+    split_window,
+)
 from toolkit.audit.waivers import apply_waivers, require_known_checks, waivers_from
-from toolkit.errors import AuditError
 from toolkit.snapshot import Store
 from toolkit.snapshot.views import store_read_failure, store_unreadable
 
@@ -61,7 +66,7 @@ if TYPE_CHECKING:
     from toolkit.audit.waivers import Waiver
     from toolkit.config import Settings
 
-__all__ = ["committed_snapshots", "run_audit", "select_snapshots"]
+__all__ = ["run_audit"]
 
 _BLIND_SCHEMA = pa.schema([("check_id", pa.string()), ("snapshot_id", pa.string())])
 
@@ -96,7 +101,7 @@ def run_audit(
     ``checks`` defaults to the built-in ones plus the folders ``settings`` name, with the
     thresholds it sets. ``waivers`` (a file or parsed waivers) defaults to the configured
     file. ``latest_only`` reads only the judged and compared snapshots and the one before
-    each (back to the complete snapshot before a partial compared one: :func:`_reach`), so
+    each (back to the complete snapshot before a partial compared one: :func:`reach`), so
     ``first_seen``, ``regressed`` and resolve times see only those, and a check that says
     ``-- history: all`` judges from those snapshots alone (see docs/checks.md).
     Derived views that several checks read are computed once for the run (see
@@ -120,7 +125,7 @@ def run_audit(
         target, compare = select_snapshots(committed, snapshot, compare_to)
         timings: dict[str, float] = {"connect": time.perf_counter() - started}
         started = time.perf_counter()
-        window = _reach(committed, target, compare) if latest_only else None
+        window = reach(committed, target, compare) if latest_only else None
         ids = [s.snapshot_id for s in window] if window is not None else None
         partial = [
             s.snapshot_id
@@ -133,7 +138,7 @@ def run_audit(
         # A store's latest-only connection already shows only those snapshots (_connection).
         with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
             keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
-            split = None if latest_only else _split_window(committed, target, compare)
+            split = None if latest_only else split_window(committed, target, compare)
             with _window_scope(con, catalogue.specs, split) as window_path:
                 timings["scope"] = time.perf_counter() - started
                 rows = run_checks(
@@ -217,107 +222,6 @@ def _blind(
     )
 
 
-def committed_snapshots(con: duckdb.DuckDBPyConnection) -> list[SnapshotRef]:
-    """The committed snapshots (complete or partial) of the connection, oldest first."""
-    rows = con.sql(
-        "select snapshot_id, seq, snapshot_at, status from snapshots "
-        "where status in ('complete', 'partial') order by seq"
-    ).fetchall()
-    return [SnapshotRef(str(i), int(q), at, str(st)) for i, q, at, st in rows]
-
-
-def select_snapshots(
-    committed: Sequence[SnapshotRef],
-    snapshot: str | None,
-    compare_to: str | None,
-    options: tuple[str, str] = ("--snapshot", "--compare-to"),
-) -> tuple[SnapshotRef, SnapshotRef | None]:
-    """The judged snapshot and the one it is compared with (ids or unique id prefixes).
-    ``options`` names the two in messages as the command line that gave them does."""
-    if snapshot is None:
-        complete = [s for s in committed if s.status == "complete"]
-        if not complete:
-            raise AuditError(
-                "the store has no complete snapshot yet: run `platform-audit snapshot` first"
-            )
-        target = complete[-1]
-    else:
-        target = _find(committed, snapshot, options[0])
-    if compare_to is not None:
-        compare = _find(committed, compare_to, options[1])
-        if compare.seq >= target.seq:
-            judged = (
-                f"the newest complete snapshot {target.snapshot_id}"
-                if snapshot is None
-                else f"{options[0]} {target.snapshot_id}"
-            )
-            raise AuditError(
-                f"{options[1]} {compare.snapshot_id} is not older than {judged}; pass an "
-                f"earlier {options[1]} (`platform-audit store ls` lists them in order)"
-            )
-        return target, compare
-    earlier = [s for s in committed if s.seq < target.seq and s.status == "complete"]
-    return target, (earlier[-1] if earlier else None)
-
-
-def _find(committed: Sequence[SnapshotRef], wanted: str, option: str) -> SnapshotRef:
-    found = [s for s in committed if s.snapshot_id.startswith(wanted)] if wanted else []
-    exact = [s for s in found if s.snapshot_id == wanted]
-    if exact or len(found) == 1:
-        return (exact or found)[0]
-    if found:
-        shown = ", ".join(s.snapshot_id for s in found[:3]) + (", ..." if len(found) > 3 else "")
-        which = f"matches {len(found)} snapshots ({shown}): give more of the id"
-    else:
-        which = "is not a committed snapshot: list them with `platform-audit store ls`"
-    raise AuditError(f"{option} {wanted!r} {which}")
-
-
-def _window(
-    committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
-) -> list[SnapshotRef]:
-    """The judged and compared snapshots and the one before each: what a ``history:
-    snapshot`` or ``previous`` check (one using ``lag()``) needs to judge both as a run over
-    the whole history does. Without the one before the compared snapshot, a lag check could
-    not be in alarm there, and each of its open findings would look new."""
-    chosen: dict[str, SnapshotRef] = {}
-    for ref in (target, compare):
-        if ref is None:
-            continue
-        chosen[ref.snapshot_id] = ref
-        before = [s for s in committed if s.seq < ref.seq]
-        if before:
-            chosen[before[-1].snapshot_id] = before[-1]
-    return sorted(chosen.values(), key=lambda s: s.seq)
-
-
-def _reach(
-    committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
-) -> list[SnapshotRef]:
-    """The snapshots a latest-only audit reads: :func:`_window`, and when the compared
-    snapshot is partial, every snapshot back to the complete one before it (and the one
-    before that, for lag checks). A check blind in the compared snapshot describes its open
-    findings by their alarm in the last snapshot that observed them (:func:`_last_observed`),
-    which may lie several partial snapshots back; at the latest a complete one observed it."""
-    window = _window(committed, target, compare)
-    if compare is None or compare.status != "partial":
-        return window
-    earlier = [s for s in committed if s.seq < compare.seq]
-    complete = [i for i, s in enumerate(earlier) if s.status == "complete"]
-    start = max(complete[-1] - 1, 0) if complete else 0
-    chosen = {s.snapshot_id: s for s in [*window, *earlier[start:]]}
-    return sorted(chosen.values(), key=lambda s: s.seq)
-
-
-def _split_window(
-    committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
-) -> list[str] | None:
-    """The snapshots the full rows of a ``history: previous`` check need (:func:`_window`);
-    None when that is every snapshot."""
-    window = _window(committed, target, compare)
-    return [s.snapshot_id for s in window] if len(window) < len(committed) else None
-
-
 @contextmanager
 def _window_scope(
     con: duckdb.DuckDBPyConnection, specs: Sequence[CheckSpec], window: Sequence[str] | None
@@ -357,7 +261,7 @@ def _connection(
     ]
     committed.sort(key=lambda s: s.seq)
     target, compare = select_snapshots(committed, snapshot, compare_to)
-    window = [s.snapshot_id for s in _reach(committed, target, compare)]
+    window = [s.snapshot_id for s in reach(committed, target, compare)]
     return connect(source, window, rows)
 
 

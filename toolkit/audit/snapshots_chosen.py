@@ -1,0 +1,124 @@
+"""Which snapshots an audit judges, compares and reads: the ids or prefixes a user gives, and
+what ``history: snapshot`` / ``previous`` checks and a latest-only audit need around them.
+
+:func:`~toolkit.audit.run_audit` and :func:`~toolkit.audit.diff.diff_snapshots` share
+these, so ``--snapshot``, ``--compare-to``, ``--from`` and ``--to`` read ids alike::
+
+    committed = committed_snapshots(con)
+    target, compare = select_snapshots(committed, "0193", None)   # a unique id prefix
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolkit.audit.findings import SnapshotRef
+from toolkit.errors import AuditError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import duckdb
+
+__all__ = ["committed_snapshots", "reach", "select_snapshots", "split_window"]
+
+
+def committed_snapshots(con: duckdb.DuckDBPyConnection) -> list[SnapshotRef]:
+    """The committed snapshots (complete or partial) of the connection, oldest first."""
+    rows = con.sql(
+        "select snapshot_id, seq, snapshot_at, status from snapshots "
+        "where status in ('complete', 'partial') order by seq"
+    ).fetchall()
+    return [SnapshotRef(str(i), int(q), at, str(st)) for i, q, at, st in rows]
+
+
+def select_snapshots(
+    committed: Sequence[SnapshotRef],
+    snapshot: str | None,
+    compare_to: str | None,
+    options: tuple[str, str] = ("--snapshot", "--compare-to"),
+) -> tuple[SnapshotRef, SnapshotRef | None]:
+    """The judged snapshot and the one it is compared with (ids or unique id prefixes).
+    ``options`` names the two in messages as the command line that gave them does."""
+    if snapshot is None:
+        complete = [s for s in committed if s.status == "complete"]
+        if not complete:
+            raise AuditError(
+                "the store has no complete snapshot yet: run `platform-audit snapshot` first"
+            )
+        target = complete[-1]
+    else:
+        target = _find(committed, snapshot, options[0])
+    if compare_to is not None:
+        compare = _find(committed, compare_to, options[1])
+        if compare.seq >= target.seq:
+            judged = (
+                f"the newest complete snapshot {target.snapshot_id}"
+                if snapshot is None
+                else f"{options[0]} {target.snapshot_id}"
+            )
+            raise AuditError(
+                f"{options[1]} {compare.snapshot_id} is not older than {judged}; pass an "
+                f"earlier {options[1]} (`platform-audit store ls` lists them in order)"
+            )
+        return target, compare
+    earlier = [s for s in committed if s.seq < target.seq and s.status == "complete"]
+    return target, (earlier[-1] if earlier else None)
+
+
+def _find(committed: Sequence[SnapshotRef], wanted: str, option: str) -> SnapshotRef:
+    found = [s for s in committed if s.snapshot_id.startswith(wanted)] if wanted else []
+    exact = [s for s in found if s.snapshot_id == wanted]
+    if exact or len(found) == 1:
+        return (exact or found)[0]
+    if found:
+        shown = ", ".join(s.snapshot_id for s in found[:3]) + (", ..." if len(found) > 3 else "")
+        which = f"matches {len(found)} snapshots ({shown}): give more of the id"
+    else:
+        which = "is not a committed snapshot: list them with `platform-audit store ls`"
+    raise AuditError(f"{option} {wanted!r} {which}")
+
+
+def _window(
+    committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
+) -> list[SnapshotRef]:
+    """The judged and compared snapshots and the one before each: what a ``history:
+    snapshot`` or ``previous`` check (one using ``lag()``) needs to judge both as a run over
+    the whole history does. Without the one before the compared snapshot, a lag check could
+    not be in alarm there, and each of its open findings would look new."""
+    chosen: dict[str, SnapshotRef] = {}
+    for ref in (target, compare):
+        if ref is None:
+            continue
+        chosen[ref.snapshot_id] = ref
+        before = [s for s in committed if s.seq < ref.seq]
+        if before:
+            chosen[before[-1].snapshot_id] = before[-1]
+    return sorted(chosen.values(), key=lambda s: s.seq)
+
+
+def reach(
+    committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
+) -> list[SnapshotRef]:
+    """The snapshots a latest-only audit reads: :func:`_window`, and when the compared
+    snapshot is partial, every snapshot back to the complete one before it (and the one
+    before that, for lag checks). A check blind in the compared snapshot describes its open
+    findings by their alarm in the last snapshot that observed them (the engine finds it),
+    which may lie several partial snapshots back; at the latest a complete one observed it."""
+    window = _window(committed, target, compare)
+    if compare is None or compare.status != "partial":
+        return window
+    earlier = [s for s in committed if s.seq < compare.seq]
+    complete = [i for i, s in enumerate(earlier) if s.status == "complete"]
+    start = max(complete[-1] - 1, 0) if complete else 0
+    chosen = {s.snapshot_id: s for s in [*window, *earlier[start:]]}
+    return sorted(chosen.values(), key=lambda s: s.seq)
+
+
+def split_window(
+    committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
+) -> list[str] | None:
+    """The snapshots the full rows of a ``history: previous`` check need (:func:`_window`);
+    None when that is every snapshot."""
+    window = _window(committed, target, compare)
+    return [s.snapshot_id for s in window] if len(window) < len(committed) else None
