@@ -150,6 +150,13 @@ def test_planted_variables_alarm(audited: Audited) -> None:
         _variable("environment", ids["env_staging"], "PAYMENT_API_SECRET"),
     }
     assert shared <= audited.alarms("VAR007")
+    # staging's automation references production's database URL: both hold the credential
+    crossing = {
+        _variable("service", api, "REPORTING_DATABASE_URL"),
+        _variable("service", ids["service_database"], "DATABASE_URL"),
+    }
+    assert crossing <= audited.alarms("VAR007")
+    assert audited.alarms("VAR007") == shared | crossing
     assert audited.alarms("VAR009") == set()
     assert audited.alarms("VAR009", audited.viewer_snapshot) == {"variable-values"}
 

@@ -17,7 +17,8 @@ under stable names (`Planted.ids`, exposed as `Simulator.planted`), and the serv
   `DATABASE_URL`), `volume_near_full`
 - `automation` in staging: `service_template_outdated` (`template_outdated`),
   `service_unresolved_refs` (`BROKEN_REF`, `LEGACY_DB_URL` to a deleted service),
-  `volume_pending_resize`
+  `volume_pending_resize`; its `REPORTING_DATABASE_URL` references `postgres`'s protected
+  `DATABASE_URL` in production
 - `service_html`: a service named with HTML and quotes; `volume_unattached` in development
 - environment variable `PAYMENT_API_SECRET`: the same value in production and staging
 - webhooks: `webhook_http`, `webhook_userinfo`, `webhook_token`, `webhook_private`,
@@ -46,6 +47,7 @@ PLAIN_SECRET = "ADMIN_PASSWORD"  # noqa: S105 - a variable name
 WRITTEN_CREDENTIAL = "QUEUE_URL"
 UNRESOLVED_REF = "BROKEN_REF"
 DELETED_REF = "LEGACY_DB_URL"
+CROSSING_REF = "REPORTING_DATABASE_URL"
 
 
 @dataclass
@@ -81,7 +83,7 @@ def plant(world: World, rng: random.Random) -> Planted:
     ids["service_html"] = html.id
     for service, databases in ((web, [db]), (worker, [db]), (db, []), (api, []), (html, [])):
         add_service_variables(world, rng, service, databases)
-    _planted_variables(world, rng, web, api, prod, staging)
+    _planted_variables(world, rng, (web, api, db), prod, staging)
     _unattached_volume(world, rng, dev, ids)
     _webhooks(world, rng, team.id, p0, p1, ids)
     _keys(world, rng, planted, p0, staging.id, web.id)
@@ -151,12 +153,13 @@ def _api(world: World, rng: random.Random, api: Service, ids: dict[str, str]) ->
 def _planted_variables(
     world: World,
     rng: random.Random,
-    web: Service,
-    api: Service,
+    services: tuple[Service, Service, Service],
     prod: Environment,
     staging: Environment,
 ) -> None:
-    """Reused secret across prod and staging, plain and written secrets, broken references."""
+    """Reused secret across prod and staging, plain and written secrets, broken references,
+    and staging reading production's database credential through a reference."""
+    web, api, db = services
     now = world.now - timedelta(days=30)
     reused = f"sk_live_{new_canary(rng, world.canaries)}"
     for env in (prod, staging):
@@ -174,6 +177,8 @@ def _planted_variables(
     world.set_variable("service", api.id, Variable(UNRESOLVED_REF, missing, [now]))
     gone = f"${{{{service.{new_id(rng)}.DATABASE_URL}}}}"
     world.set_variable("service", api.id, Variable(DELETED_REF, gone, [now]))
+    crossing = f"${{{{service.{db.id}.DATABASE_URL}}}}"  # staging holds production's (VAR007)
+    world.set_variable("service", api.id, Variable(CROSSING_REF, crossing, [now]))
 
 
 def _unattached_volume(
