@@ -80,6 +80,11 @@ def checks_command(
         console.print(table)
     if settings.skip_checks:
         err.print(Text(f"left out by [audit] skip: {', '.join(settings.skip_checks)}"))
+    if settings.production_pattern is not None:  # what the checks judging production read
+        pattern = settings.production_pattern  # as the file writes it (a literal string)
+        err.print(
+            Text(f"production: environments named as [audit] production_pattern = '{pattern}'")
+        )
 
 
 def finding_command(

@@ -280,7 +280,11 @@ def test_a_check_pattern_that_matches_nothing_is_a_usage_error(store_dir: Path) 
 
 
 def test_checks_lists_the_catalogue_with_its_thresholds(store_dir: Path) -> None:
-    config = config_file(store_dir, 'skip = ["TST003"]\n[checks.TST002]\nmin_replicas = 3\n')
+    config = config_file(
+        store_dir,
+        "skip = [\"TST003\"]\nproduction_pattern = '\\bprd\\b'\n"
+        "[checks.TST002]\nmin_replicas = 3\n",
+    )
     listed = runner.invoke(app, ["checks", "--config", str(config), "--format", "json"])
     assert listed.exit_code == 0, listed.output
     entries = {e["id"]: e for e in json.loads(listed.stdout)}
@@ -290,6 +294,7 @@ def test_checks_lists_the_catalogue_with_its_thresholds(store_dir: Path) -> None
     table = runner.invoke(app, ["checks", "--config", str(config)], terminal_width=100)
     assert table.exit_code == 0 and "min_replicas = 3" in table.stdout
     assert "left out by [audit] skip: TST003" in table.stderr
+    assert "named as [audit] production_pattern = '\\bprd\\b'" in table.stderr
     builtin = runner.invoke(app, ["checks", "--check", "WEB*", "--format", "json"])
     assert [e["id"] for e in json.loads(builtin.stdout)] == ["WEB001", "WEB002", "WEB003"]
     fewer = runner.invoke(
