@@ -219,6 +219,8 @@ def snapshot(
     except (OSError, DeltaError, StoreError) as exc:  # full disk, permissions, bucket
         raise fail(store_failure(url, exc), ExitCode.STORE) from None
     console.print(describe_run(run, settings.store_url))
+    for warning in run.warnings:
+        err.print(Text.assemble(("warning: ", "yellow"), warning), highlight=False)
     if run.info.status != "complete":
         err.print(
             Text.assemble(

@@ -11,6 +11,7 @@ anything is written, so nothing is committed. Example::
 
 from __future__ import annotations
 
+import logging
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from rich.text import Text
 from toolkit.collect import crawl_settings
 from toolkit.errors import PlatformUnavailable
 from toolkit.snapshot import Store
+from toolkit.snapshot.redaction import ENV_HMAC_KEY
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SnapshotRun", "describe_run", "store_failure", "take_snapshot"]
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class SnapshotRun:
@@ -45,6 +49,8 @@ class SnapshotRun:
     info: SnapshotInfo
     result: CrawlResult
     write_s: float
+    warnings: tuple[str, ...] = ()
+    """What the snapshot is, though taken, not as the ones before (another HMAC key)."""
 
 
 def take_snapshot(
@@ -69,6 +75,9 @@ def take_snapshot(
         _return_freed_memory()
         started = time.perf_counter()
         store = Store.open(settings.store_url)
+        warning = _another_key(store, result.extra.get("fingerprint_key"), settings)
+        if warning is not None:
+            logger.warning("%s", warning)  # the scheduled job's log; the CLI prints warnings
         meta = {**result.snapshot_meta(), "base_url": base_url}
         writer = store.begin(snapshot_at=as_of, meta=meta, fault_hook=fault_hook)
         for name in list(tables):
@@ -78,7 +87,27 @@ def take_snapshot(
                 _return_freed_memory()
             del data
         info = writer.commit(status=result.status)
-    return SnapshotRun(info=info, result=result, write_s=time.perf_counter() - started)
+    warnings = (warning,) if warning is not None else ()
+    return SnapshotRun(
+        info=info, result=result, write_s=time.perf_counter() - started, warnings=warnings
+    )
+
+
+def _another_key(store: Store, key_id: str | None, settings: Settings) -> str | None:
+    """What to say when the snapshot's fingerprints are under another HMAC key than the
+    newest committed snapshot's (None when they are not): no value will match its
+    fingerprint there (a key file lost and created again, a new machine without it), so
+    every secret would look rotated. VAR008 counts ages from the change as lower bounds."""
+    committed = [s for s in store.snapshots() if s.status in ("complete", "partial")]
+    before = committed[-1].fingerprint_key if committed else None
+    if key_id is None or before is None or before == key_id:
+        return None
+    return (
+        f"this snapshot's fingerprints are under another HMAC key (id {key_id}) than snapshot "
+        f"{committed[-1].snapshot_id}'s (id {before}), so no value compares with earlier "
+        f"snapshots; if the key was lost, restore the key file {settings.hmac_key_file} (or "
+        f"${ENV_HMAC_KEY}) from a backup before the next snapshot"
+    )
 
 
 # Rows appended at a time (one Delta commit each): the Parquet writer holds a batch's

@@ -60,6 +60,18 @@ def test_a_key_inside_the_store_is_refused(tmp_path: Path) -> None:
         )
 
 
+def test_a_key_id_names_the_key_and_nothing_else(tmp_path: Path) -> None:
+    """Snapshots record it to tell whether their fingerprints compare (VAR008)."""
+    path = tmp_path / "hmac.key"
+    first = load_fingerprinter(path, environ={})
+    assert re.fullmatch(r"[0-9a-f]{16}", first.key_id)
+    assert load_fingerprinter(path, environ={}).key_id == first.key_id  # the same key again
+    path.unlink()  # lost: a new key is made on first use
+    assert load_fingerprinter(path, environ={}).key_id != first.key_id
+    key = path.read_text(encoding="ascii").strip()
+    assert first.key_id not in key and key[:16] != load_fingerprinter(path, environ={}).key_id
+
+
 def test_a_short_key_is_refused() -> None:
     with pytest.raises(ConfigError, match="too short"):
         Fingerprinter(b"short")

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from toolkit.cli import ExitCode, app
 from toolkit.sim import FaultProfile, Simulator, SimulatorServer
 from toolkit.snapshot import Store
+from toolkit.snapshot.redaction import Fingerprinter
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -340,6 +341,24 @@ def test_two_snapshots_verify_and_list(platform: Platform) -> None:
     assert all(i[:8] in listed.output for i in ids)
     seqs = platform.sql("select seq, prev_hash is null as first from snapshots order by seq")
     assert seqs == [{"seq": 1, "first": True}, {"seq": 2, "first": False}]
+
+
+def test_a_snapshot_under_another_hmac_key_is_taken_and_says_so(platform: Platform) -> None:
+    """A key file lost and made again: every fingerprint changes, so every secret would look
+    rotated. Each snapshot records its key's id (never the key); the next one warns."""
+    assert platform.snapshot().exit_code == ExitCode.OK
+    other = "another-integration-hmac-key-9876543210"
+    result = platform.snapshot(PLATFORM_AUDIT_HMAC_KEY=other)
+    assert result.exit_code == ExitCode.OK, result.output
+    first, second = Store.open(str(platform.store)).snapshots()
+    assert first.fingerprint_key == Fingerprinter(HMAC_KEY.encode()).key_id
+    assert second.fingerprint_key == Fingerprinter(other.encode()).key_id
+    said = flat(result.stderr)
+    assert f"under another HMAC key (id {second.fingerprint_key})" in said
+    assert f"snapshot {first.snapshot_id}'s (id {first.fingerprint_key})" in said
+    assert HMAC_KEY not in said and other not in said
+    again = platform.snapshot(PLATFORM_AUDIT_HMAC_KEY=other)  # the same key again: no warning
+    assert again.exit_code == ExitCode.OK and "HMAC key" not in again.stderr
 
 
 def test_sql_table_prints_values_and_names_as_text(platform: Platform) -> None:

@@ -10,6 +10,7 @@ for the check. Example::
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,10 @@ def fixture_connection(fixture: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
                 "finished_at": _time(entry["finished_at"]) if "finished_at" in entry else None,
                 "content_hash": _ZERO_HASH,
                 "chain_hash": _ZERO_HASH,
+                # the HMAC key's id, as the collector records it (SnapshotInfo.fingerprint_key)
+                "extra": json.dumps({"fingerprint_key": entry["fingerprint_key"]})
+                if "fingerprint_key" in entry
+                else None,
             }
         )
     sources = {name: pa.concat_tables(tables) for name, tables in parts.items()}

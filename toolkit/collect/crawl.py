@@ -260,6 +260,7 @@ async def crawl_async(
         errors=tuple(crawler.rows.get("collection_errors", ())),
         stats=after,
         retries=after.retries_total - before.retries_total,
+        extra={"fingerprint_key": fingerprints.key_id},  # which key its fingerprints are under
     )
     logger.info(
         "crawl %s: %d calls (%d needed), %d errors, %.1fs",

@@ -71,6 +71,7 @@ class CrawlResult:
                 "critical_path": self.critical_path,
                 "duration_s": round(self.duration_s, 3),
             },
+            "extra": dict(self.extra),
         }
 
 

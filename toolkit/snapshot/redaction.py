@@ -66,6 +66,7 @@ REFERENCE_MARK = "\ue000"
 private-use character, never in a value's own text, that no pattern reads as a letter."""
 _MIN_KEY_CHARS = 16
 _KEY_BYTES = 32
+_KEY_ID_LABEL = "platform-audit: the id of this fingerprint key"
 _QUERY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-\[\]]{0,31}")
 # Field names (of unknown JSON members) that usually carry a credential: searched, so broad.
 SECRET_NAME = re.compile(
@@ -124,6 +125,17 @@ class Fingerprinter:
     def of(self, value: str) -> str:
         """The hex HMAC-SHA256 of ``value`` under this key."""
         return hmac.new(self._key, value.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    @property
+    def key_id(self) -> str:
+        """Names the key without revealing it (the fingerprint of a fixed label, 16 hex
+        digits): fingerprints compare only between snapshots whose key ids are equal, and a
+        snapshot records its own (``snapshots.extra``, ``SnapshotInfo.fingerprint_key``).
+
+        >>> Fingerprinter(b"0123456789abcdef").key_id == Fingerprinter(b"fedcba9876543210").key_id
+        False
+        """
+        return self.of(_KEY_ID_LABEL)[:16]
 
     def __repr__(self) -> str:
         return "Fingerprinter(key=********)"

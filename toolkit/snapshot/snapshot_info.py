@@ -35,6 +35,9 @@ class SnapshotInfo:
     prev_hash: str | None
     chain_hash: str
     pruned_at: datetime | None
+    fingerprint_key: str | None = None
+    """The id of the HMAC key its fingerprints are under (``Fingerprinter.key_id``); None
+    when not recorded (a snapshot taken before the toolkit recorded it)."""
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> SnapshotInfo:
@@ -60,4 +63,14 @@ class SnapshotInfo:
             prev_hash=row.get("prev_hash"),
             chain_hash=row["chain_hash"],
             pruned_at=row.get("pruned_at"),
+            fingerprint_key=_extra(row).get("fingerprint_key"),
         )
+
+
+def _extra(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The row's ``extra`` JSON object ({} when there is none or it is not an object)."""
+    try:
+        found = json.loads(row.get("extra") or "{}")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}

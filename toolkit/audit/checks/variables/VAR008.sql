@@ -23,11 +23,22 @@ with secrets as (
            -- a length unknown (values hidden from the collecting key) is judged, as before
            or (coalesce(is_protected, false) and coalesce(value_length >= $min_length, true)))
 ),
+rekeyed as (
+    -- snapshots whose fingerprints are under another HMAC key than the one before (a key file
+    -- lost and made again): no value's fingerprint matches one from before them
+    select snapshot_at from (
+        select snapshot_at, json_extract_string(extra, '$.fingerprint_key') as key_id,
+            lag(key_id) over (order by seq) as key_before
+        from snapshots where status in ('complete', 'partial'))
+    where key_id <> key_before
+),
 first_seen as (  -- a group by, not a window over every row: each value's first sighting
     select variable_id, fingerprint, min(snapshot_at) as fingerprint_seen,
         -- in the first snapshot read (the store's first, or the few a latest-only audit
-        -- reads): the value may be far older, so an age counted from there is a lower bound
-        fingerprint_seen = (select min(snapshot_at) from snapshots) as seen_first
+        -- reads), or the first under a new key: the value may be far older, so an age
+        -- counted from there is a lower bound
+        fingerprint_seen = (select min(snapshot_at) from snapshots) as seen_first,
+        fingerprint_seen in (select snapshot_at from rekeyed) as after_new_key
     from secrets
     where fingerprint is not null  -- values not collected (viewer key): only `updates` tell
     group by variable_id, fingerprint
@@ -42,7 +53,7 @@ aged as (
         -- whole days elapsed, the one number both the status and the reason use (epoch
         -- seconds: calendar arithmetic on timestamptz is slow)
         floor((epoch(s.snapshot_at) - epoch(changed_at)) / 86400)::bigint as age_days,
-        by_sighting and f.seen_first as at_least
+        by_sighting and (f.seen_first or f.after_new_key) as at_least, f.after_new_key
     from secrets s
     left join first_seen f on f.variable_id = s.variable_id and f.fingerprint = s.fingerprint
 )
@@ -62,7 +73,8 @@ select
         then concat('Secret ', name, ' was last changed ', age_days,
             ' days before the snapshot (limit ', $max_age_days, ').')
         else concat('Secret ', name, ' has held the same value ',  -- one flat concat: cheaper
-            if(at_least, 'since at least the first snapshot read, ', 'for at least '), age_days,
+            if(at_least, if(after_new_key, 'since at least the fingerprint key changed, ',
+                'since at least the first snapshot read, '), 'for at least '), age_days,
             if(at_least, ' days before this one (limit ', ' days (limit '), $max_age_days,
             if(last_update is null, '; no update times', '; its last update, on '),
             last_update::date, if(last_update is null, '', ', kept the value'),
