@@ -81,7 +81,7 @@ def _production_pattern(pattern: str, where: str) -> str:
     """The pattern, if DuckDB's RE2 reads it and it cannot match every name."""
     from toolkit.audit.check_values import regex_problem  # DuckDB: only when it is set
 
-    setting = f"{where}: [audit] production_pattern = {pattern!r}"
+    setting = f"{where}: [audit] production_pattern = '{pattern}'"  # as the file writes it
     if not pattern.strip():
         raise ConfigError(
             f"{setting} is empty, which would make every environment production; give a "

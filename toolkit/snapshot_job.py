@@ -76,8 +76,6 @@ def take_snapshot(
         started = time.perf_counter()
         store = Store.open(settings.store_url)
         warning = _another_key(store, result.extra.get("fingerprint_key"), settings)
-        if warning is not None:
-            logger.warning("%s", warning)  # the scheduled job's log; the CLI prints warnings
         meta = {**result.snapshot_meta(), "base_url": base_url}
         writer = store.begin(snapshot_at=as_of, meta=meta, fault_hook=fault_hook)
         for name in list(tables):
@@ -87,6 +85,8 @@ def take_snapshot(
                 _return_freed_memory()
             del data
         info = writer.commit(status=result.status)
+    if warning is not None:  # once committed: the scheduled job's log (the CLI prints it)
+        logger.warning("%s", warning)
     warnings = (warning,) if warning is not None else ()
     return SnapshotRun(
         info=info, result=result, write_s=time.perf_counter() - started, warnings=warnings
