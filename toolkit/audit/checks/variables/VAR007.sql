@@ -38,12 +38,12 @@ holders as (  -- each variable once: one with a value of its own, or one referen
 ),
 secrets as not materialized (  -- each secret value a variable holds (read twice, cheap)
     select snapshot_id, variable_id, fingerprint, is_production, environment_name,
-        environment_id
+        environment_id, false as referenced
     from valued
     where is_production is not null
     union all
     select snapshot_id, variable_id, fingerprint, is_production, environment_name,
-        environment_id
+        environment_id, true
     from held
 ),
 mixed as (  -- values held on both sides at some time: few distinct values, fewer rows to pair
@@ -56,6 +56,7 @@ candidates as (
 ),
 shared as (  -- matches are few: aggregate them, then join them to every secret (names sorted)
     select s.snapshot_id, s.variable_id, count(distinct o.variable_id) as matches,
+        count(distinct o.variable_id) filter (where o.referenced) as referencing,
         string_agg(distinct coalesce(o.environment_name, o.environment_id), ', ') as environments,
         list(distinct o.variable_id order by o.variable_id) as ids
     from candidates s
@@ -75,7 +76,8 @@ select
         concat(if(s.is_production, 'production', 'non-production'), ' environment ',
             coalesce(s.environment_name, s.environment_id), ' has the same value as ',
             m.matches, ' variable(s) in ', if(s.is_production, 'non-production', 'production'),
-            ' environment(s): ', m.environments),
+            ' environment(s): ', m.environments, if(m.referencing > 0,
+                concat(' (', m.referencing, ' of them through a reference)'), '')),
         concat('environment ', coalesce(s.environment_name, s.environment_id),
             ' shares its value with no environment of the other kind',
             if(coalesce(k.variables_all_seen, true), '', concat(' among those collected, but ',
