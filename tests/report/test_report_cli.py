@@ -64,6 +64,37 @@ def test_check_and_skip_choose_what_the_report_covers(sim_store: SimStore) -> No
     assert code == ExitCode.CONFIG and "platform-audit checks" in err
 
 
+def test_every_format_says_what_the_audit_was_configured_with(
+    sim_store: SimStore, tmp_path: Path
+) -> None:
+    """A reviewer must see a threshold raised from its default (max_ratio = 50 hides most
+    of RES005's findings), the checks left out and what counts as production."""
+    config = tmp_path / "review.toml"  # not the default name: the last report reads none
+    config.write_text(
+        "[audit]\nskip = [\"KEY006\"]\nproduction_pattern = '\\bprd\\b'\n"
+        "[checks.RES005]\nmax_ratio = 50\n",
+        encoding="utf-8",
+    )
+    args = ("--store", str(sim_store.path), "--config", str(config))
+    code, out, err = report(*args, "--format", "json")
+    assert code == ExitCode.OK, err
+    assert json.loads(out)["report"]["configured"] == [
+        "RES005 max_ratio = 50 (default 8)",
+        "left out by [audit] skip: KEY006",
+        "production: environments named as [audit] production_pattern = '\\bprd\\b'",
+    ]
+    code, out, err = report(*args, "--format", "markdown")
+    assert code == ExitCode.OK, err
+    assert "Configured: RES005 max\\_ratio = 50 (default 8); left out" in out
+    code, out, err = report(*args, "--format", "html", "--out", "-")
+    assert code == ExitCode.OK, err
+    assert "Configured: RES005 max_ratio = 50 (default 8); left out" in out
+    assert "production_pattern = &#39;\\bprd\\b&#39;" in out  # escaped
+    code, out, err = report("--store", str(sim_store.path), "--format", "json")
+    assert code == ExitCode.OK, err
+    assert json.loads(out)["report"]["configured"] == []  # the defaults say nothing
+
+
 def test_missing_store_is_a_usage_error(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     code, _, err = report("--store", str(missing))

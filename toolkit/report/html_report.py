@@ -87,6 +87,7 @@ def render_html(data: ReportData, *, page_rows: int = PAGE_ROWS) -> str:
         "compare": result.compare,
         "checks": len(result.checks),
         "history_count": len(data.snapshots),
+        "configured": data.configured,
         "severities": SEVERITIES,
         "areas": sorted(set(AREAS) | set(data.open_findings.area)),
         "open_total": len(open_frame),
