@@ -81,10 +81,9 @@ def checks_command(
     if settings.skip_checks:
         err.print(Text(f"left out by [audit] skip: {', '.join(settings.skip_checks)}"))
     if settings.production_pattern is not None:  # what the checks judging production read
-        pattern = settings.production_pattern  # as the file writes it (a literal string)
-        err.print(
-            Text(f"production: environments named as [audit] production_pattern = '{pattern}'")
-        )
+        from toolkit.audit.catalogue import production_line
+
+        err.print(Text(production_line(settings.production_pattern)))
 
 
 def finding_command(

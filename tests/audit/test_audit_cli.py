@@ -487,6 +487,25 @@ def test_control_characters_in_names_never_reach_the_terminal(
     assert "x\\x1b[31mred" in shown.replace("\\\\", "\\").replace("\\[", "[")  # md escapes
 
 
+def test_json_markdown_and_sarif_say_what_the_audit_was_configured_with(
+    store_dir: Path,
+) -> None:
+    """A gate that passes because a threshold was loosened must say so where it is read."""
+    extra = 'skip = ["TST003"]\n[checks.TST002]\nmin_replicas = 3\n'
+    said = ["TST002 min_replicas = 3 (default 2)", "left out by [audit] skip: TST003"]
+    code, out, err = audit(store_dir, "--format", "json", extra_config=extra)
+    assert code == ExitCode.OK, err
+    assert json.loads(out)["configured"] == said
+    code, out, err = audit(store_dir, "--format", "sarif", extra_config=extra)
+    assert json.loads(out)["runs"][0]["properties"]["configured"] == said
+    code, out, err = audit(store_dir, "--format", "markdown", extra_config=extra)
+    assert "Configured: TST002 min\\_replicas = 3 (default 2); left out by" in out
+    code, out, err = audit(store_dir, "--format", "json")  # the defaults: nothing to say
+    assert json.loads(out)["configured"] == []
+    code, out, err = audit(store_dir, "--format", "markdown")
+    assert "Configured:" not in out
+
+
 def test_sarif_over_githubs_limit_says_what_it_left_out(
     store_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

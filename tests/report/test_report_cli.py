@@ -78,7 +78,7 @@ def test_every_format_says_what_the_audit_was_configured_with(
     args = ("--store", str(sim_store.path), "--config", str(config))
     code, out, err = report(*args, "--format", "json")
     assert code == ExitCode.OK, err
-    assert json.loads(out)["report"]["configured"] == [
+    assert json.loads(out)["configured"] == [
         "RES005 max_ratio = 50 (default 8)",
         "left out by [audit] skip: KEY006",
         "production: environments named as [audit] production_pattern = '\\bprd\\b'",
@@ -92,7 +92,7 @@ def test_every_format_says_what_the_audit_was_configured_with(
     assert "production_pattern = &#39;\\bprd\\b&#39;" in out  # escaped
     code, out, err = report("--store", str(sim_store.path), "--format", "json")
     assert code == ExitCode.OK, err
-    assert json.loads(out)["report"]["configured"] == []  # the defaults say nothing
+    assert json.loads(out)["configured"] == []  # the defaults say nothing
 
 
 def test_missing_store_is_a_usage_error(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from toolkit.audit.check_file import CheckSpec
     from toolkit.config import Settings
 
-__all__ = ["Catalogue", "params_example"]
+__all__ = ["Catalogue", "params_example", "production_line"]
 
 
 @dataclass(frozen=True)
@@ -140,11 +140,38 @@ class Catalogue:
         """The values DuckDB receives for ``spec``: its defaults, then the configuration."""
         return spec.bind(self.overrides.get(spec.id), where=self.where)
 
+    def configured(self, settings: Settings | None = None) -> tuple[str, ...]:
+        """One line per setting that changes what the checks find, for a reader of the
+        findings: each threshold other than its check's default (``RES005 max_ratio = 50
+        (default 8)``), and from ``settings`` the checks ``[audit] skip`` leaves out and
+        the production pattern, when one is configured. Empty: the defaults."""
+        lines = []
+        for spec in self.specs:
+            values = self.params(spec)
+            for name, param in spec.params.items():
+                if values[name] != param.default:
+                    shown, default = json.dumps(values[name]), json.dumps(param.default)
+                    lines.append(f"{spec.id} {name} = {shown} (default {default})")
+        if settings is not None and settings.skip_checks:
+            lines.append(f"left out by [audit] skip: {', '.join(settings.skip_checks)}")
+        if settings is not None and settings.production_pattern is not None:
+            pattern = settings.production_pattern  # as the file writes it, a literal string
+            lines.append(
+                f"production: environments named as [audit] production_pattern = '{pattern}'"
+            )
+        return tuple(lines)
+
     def get(self, check_id: str) -> CheckSpec:
         for spec in self.specs:
             if spec.id == check_id:
                 return spec
         raise KeyError(check_id)
+
+
+def production_line(pattern: str) -> str:
+    """What an output says of a configured ``[audit] production_pattern`` (as the file
+    writes it: a literal string)."""
+    return f"production: environments named as [audit] production_pattern = '{pattern}'"
 
 
 def _matches(spec: CheckSpec, pattern: str) -> bool:

@@ -183,6 +183,7 @@ def run_audit(
         latest_only=latest_only,
         read=tuple(read.snapshot_id),
         blind=blind.to_pandas(),
+        configured=catalogue.configured(settings),
     )
 
 

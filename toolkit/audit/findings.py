@@ -126,6 +126,10 @@ class AuditResult:
     timings: dict[str, float] = field(default_factory=dict, repr=False)
     latest_only: bool = False
     read: tuple[str, ...] | None = field(default=None, repr=False)
+    configured: tuple[str, ...] = ()
+    """What the audit was configured with that changes what it finds: thresholds other
+    than the checks' defaults, checks left out, the production pattern
+    (:meth:`~toolkit.audit.Catalogue.configured`); empty with the defaults."""
     blind: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame({"check_id": [], "snapshot_id": []}, dtype=str),
         repr=False,

@@ -42,6 +42,7 @@ __all__ = [
     "FORMATS",
     "SUFFIXES",
     "blind_text",
+    "configured_lines",
     "csv_cell",
     "duration_text",
     "escape_markdown",
@@ -113,6 +114,7 @@ def to_json(result: AuditResult) -> dict[str, Any]:
         "compared_to": ref_json(result.compare) if result.compare else None,
         "latest_only": result.latest_only,
         "checks": len(result.checks),
+        "configured": list(result.configured),
         "summary": {sev: {k: int(v) for k, v in row.items()} for sev, row in summary.iterrows()},
         "by_check": frame_records(result.per_check()),
         "findings": to_records(result),
@@ -154,6 +156,13 @@ def escape_markdown(value: object) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", visible(" ".join(text.split()), keep=""))
 
 
+def configured_lines(result: AuditResult) -> list[str]:
+    """What the audit was configured with (``AuditResult.configured``), as a paragraph."""
+    if not result.configured:
+        return []
+    return ["Configured: " + "; ".join(escape_markdown(c) for c in result.configured) + ".", ""]
+
+
 def to_markdown(result: AuditResult) -> str:
     """A review-ready report: the snapshots, counts per severity, findings, waivers."""
     compared = f" compared with `{result.compare.snapshot_id}`" if result.compare else ""
@@ -163,6 +172,7 @@ def to_markdown(result: AuditResult) -> str:
         f"Snapshot `{result.target.snapshot_id}` taken {result.target.snapshot_at:%Y-%m-%d %H:%M} "
         f"UTC{compared}; {len(result.checks)} checks.",
         "",
+        *configured_lines(result),
         "| severity | new | regressed | open | resolved | waived |",
         "|---|---:|---:|---:|---:|---:|",
     ]

@@ -86,6 +86,7 @@ def to_sarif(result: AuditResult) -> dict[str, Any]:
             "compared_to": result.compare.snapshot_id if result.compare else None,
             "findings_in_alarm": len(alarming),
             "results_left_out": len(alarming) - len(kept),
+            "configured": list(result.configured),  # thresholds changed, checks left out
         },
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}

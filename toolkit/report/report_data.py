@@ -11,7 +11,6 @@ Every builder (HTML, Markdown, JSON, CSV) reads this one record. Example::
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     from toolkit.config import Settings
     from toolkit.snapshot import SnapshotInfo, Store, VerifyReport
 
-__all__ = ["ReportData", "audit_configuration", "gather_report"]
+__all__ = ["ReportData", "gather_report"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,9 +49,11 @@ class ReportData:
     snapshots: tuple[SnapshotInfo, ...]
     """The snapshots the trends cover (all, or those since ``since``), oldest first."""
     verify: VerifyReport
-    configured: tuple[str, ...] = ()
-    """What the audit was told that changes what it finds: thresholds other than the
-    checks' defaults, checks left out, the production pattern (empty: none of these)."""
+
+    @property
+    def configured(self) -> tuple[str, ...]:
+        """What the audit was told that changes what it finds (``AuditResult.configured``)."""
+        return self.result.configured
 
     @property
     def open_findings(self) -> pd.DataFrame:
@@ -97,10 +98,9 @@ def gather_report(
         newest = max(shown, key=lambda s: s.snapshot_at)
         raise AuditError(_after_the_newest(since, newest))
     con = store.duckdb()
-    catalogue = checks if checks is not None else Catalogue.from_settings(settings)
     # run_audit reads the waivers file before any check runs, and names it in its errors
     result = run_audit(
-        con, settings=settings, checks=catalogue, compare_to=compare_to, waivers=waivers
+        con, settings=settings, checks=checks, compare_to=compare_to, waivers=waivers
     )
     changes = None
     if result.compare is not None:
@@ -125,28 +125,7 @@ def gather_report(
         # The chain whole, the content of the snapshots this report presents: recomputing
         # every snapshot's content is minutes on a large store (`store verify` does it).
         verify=store.verify(content=[r.snapshot_id for r in (result.target, result.compare) if r]),
-        configured=audit_configuration(catalogue, settings),
     )
-
-
-def audit_configuration(catalogue: Catalogue, settings: Settings | None) -> tuple[str, ...]:
-    """One line per setting that changes what the checks find, for a reviewer to read
-    beside the findings: a threshold of the ``catalogue`` other than its check's default
-    (``RES005 max_ratio = 50 (default 8)``), the checks ``[audit] skip`` leaves out, and
-    the production pattern when one is configured."""
-    lines = []
-    for spec in catalogue.specs:
-        values = catalogue.params(spec)
-        for name, param in spec.params.items():
-            if values[name] != param.default:
-                shown, default = json.dumps(values[name]), json.dumps(param.default)
-                lines.append(f"{spec.id} {name} = {shown} (default {default})")
-    if settings is not None and settings.skip_checks:
-        lines.append(f"left out by [audit] skip: {', '.join(settings.skip_checks)}")
-    if settings is not None and settings.production_pattern is not None:
-        pattern = settings.production_pattern
-        lines.append(f"production: environments named as [audit] production_pattern = '{pattern}'")
-    return tuple(lines)
 
 
 def _after_the_newest(since: datetime, newest: SnapshotInfo) -> str:

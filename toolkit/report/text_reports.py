@@ -15,7 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from toolkit.audit import SEVERITIES, escape_markdown
-from toolkit.audit.formats import frame_records, to_csv, to_json
+from toolkit.audit.formats import configured_lines, frame_records, to_csv, to_json
 from toolkit.audit.waivers import ATTENTION
 from toolkit.report.report_view import (
     area_counts,
@@ -44,8 +44,7 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
     result, counts = data.result, summary_counts(data)
     md = escape_markdown
     lines = ["# Platform audit report", "", _snapshot_line(data), ""]
-    if data.configured:  # what the findings depend on besides the store
-        lines += ["Configured: " + "; ".join(md(line) for line in data.configured) + ".", ""]
+    lines += configured_lines(result)  # what the findings depend on besides the store
     open_frame = data.unwaived_open
     by_severity = ", ".join(f"{int((open_frame.severity == s).sum())} {s}" for s in SEVERITIES)
     lines += [
@@ -117,7 +116,6 @@ def render_json(data: ReportData) -> str:
             "generated_at": data.generated_at.isoformat(),
             "store": data.store_url,
             "since": data.since.isoformat() if data.since else None,
-            "configured": list(data.configured),
         },
         **to_json(data.result),
         "changes": {
