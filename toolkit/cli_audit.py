@@ -171,6 +171,8 @@ def audit_command(
 
         with writing_stdout():
             console.print(findings_table(result, limit=limit or None))
+        if result.configured:  # the other formats carry it in the document
+            err.print(Text("configured: " + "; ".join(result.configured)))
     else:
         with writing_stdout():
             sys.stdout.write(render(result, format))

@@ -487,7 +487,7 @@ def test_control_characters_in_names_never_reach_the_terminal(
     assert "x\\x1b[31mred" in shown.replace("\\\\", "\\").replace("\\[", "[")  # md escapes
 
 
-def test_json_markdown_and_sarif_say_what_the_audit_was_configured_with(
+def test_every_format_says_what_the_audit_was_configured_with(
     store_dir: Path,
 ) -> None:
     """A gate that passes because a threshold was loosened must say so where it is read."""
@@ -500,6 +500,8 @@ def test_json_markdown_and_sarif_say_what_the_audit_was_configured_with(
     assert json.loads(out)["runs"][0]["properties"]["configured"] == said
     code, out, err = audit(store_dir, "--format", "markdown", extra_config=extra)
     assert "Configured: TST002 min\\_replicas = 3 (default 2); left out by" in out
+    code, out, err = audit(store_dir, extra_config=extra)  # the table: on standard error
+    assert f"configured: {said[0]}; {said[1]}" in " ".join(err.split())
     code, out, err = audit(store_dir, "--format", "json")  # the defaults: nothing to say
     assert json.loads(out)["configured"] == []
     code, out, err = audit(store_dir, "--format", "markdown")
