@@ -155,10 +155,7 @@ class Catalogue:
         if settings is not None and settings.skip_checks:
             lines.append(f"left out by [audit] skip: {', '.join(settings.skip_checks)}")
         if settings is not None and settings.production_pattern is not None:
-            pattern = settings.production_pattern  # as the file writes it, a literal string
-            lines.append(
-                f"production: environments named as [audit] production_pattern = '{pattern}'"
-            )
+            lines.append(production_line(settings.production_pattern))
         return tuple(lines)
 
     def get(self, check_id: str) -> CheckSpec:
