@@ -76,6 +76,8 @@ def diff_command(
             sys.stdout.write(json.dumps(diff_json(change), indent=2, ensure_ascii=False) + "\n")
         else:
             console.print(diff_renderable(change))
+    if change.configured and format != "json":  # the JSON document carries it
+        err.print(Text("configured: " + "; ".join(change.configured)))
     for message in _diff_partial_messages(change):
         err.print(Text(message))
 
@@ -107,6 +109,7 @@ def diff_json(change: SnapshotDiff) -> dict[str, Any]:
             "not_collected": records(change.not_collected),
         },
         "findings": records(change.findings[columns]),
+        "configured": list(change.configured),  # thresholds changed, checks left out
     }
 
 

@@ -308,6 +308,22 @@ def test_json_findings_carry_status_waiver_status_and_owners(tmp_path: Path) -> 
     assert {f["status"] for f in findings.values()} <= {"alarm", "ok", "absent", "unobserved"}
 
 
+def test_diff_says_what_its_audit_was_configured_with(tmp_path: Path) -> None:
+    """Findings that changed, or did not, because of a threshold must say so, as audit's do."""
+    _store_ids(tmp_path, history())
+    config = config_file(tmp_path, "[checks.TST002]\nmin_replicas = 3\n")
+    argv = ["diff", "--store", str(tmp_path / "store"), "--config", str(config)]
+    said = "TST002 min_replicas = 3 (default 2)"
+    outcome = CliRunner().invoke(app, [*argv, "--format", "json"])
+    assert outcome.exit_code == 0, outcome.stderr
+    assert json.loads(outcome.stdout)["configured"] == [said]
+    table = CliRunner().invoke(app, argv)
+    assert table.exit_code == 0 and f"configured: {said}" in " ".join(table.stderr.split())
+    plain = ["diff", "--store", str(tmp_path / "store"), "--config", str(config_file(tmp_path))]
+    default = CliRunner().invoke(app, plain)
+    assert default.exit_code == 0 and "configured" not in default.stderr
+
+
 def _renamed(names: dict[str, str], teams: dict[str, str] | None = None) -> dict[str, Any]:
     fixture = history()
     for snapshot in fixture["snapshots"]:

@@ -69,6 +69,8 @@ class SnapshotDiff:
     not_collected: pd.DataFrame
     findings: pd.DataFrame
     blind: pd.DataFrame
+    configured: tuple[str, ...] = ()
+    """What the audit of the findings was configured with (``AuditResult.configured``)."""
 
     @property
     def empty(self) -> bool:
@@ -138,6 +140,7 @@ def diff_snapshots(
         ),
         findings=findings[shown].reset_index(drop=True),
         blind=audit.blind,
+        configured=audit.configured,
     )
 
 
