@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from toolkit.collect import crawl_settings
-from toolkit.errors import PlatformUnavailable
+from toolkit.errors import ConfigError, PlatformUnavailable
 from toolkit.snapshot import Store
 from toolkit.snapshot.redaction import ENV_HMAC_KEY
 
@@ -50,7 +50,8 @@ class SnapshotRun:
     result: CrawlResult
     write_s: float
     warnings: tuple[str, ...] = ()
-    """What the snapshot is, though taken, not as the ones before (another HMAC key)."""
+    """What to know of the snapshot, though it was taken: two credentials holding one key,
+    fingerprints under another HMAC key than the snapshot before."""
 
 
 def take_snapshot(
@@ -68,6 +69,7 @@ def take_snapshot(
     """
     with _arrow_from_malloc():
         base_url = settings.require_base_url()
+        same = _same_key(settings)
         output = crawl_settings(settings, options=options, quiet=quiet)
         result, tables = output.result, dict(output.tables)
         _refuse_if_unreachable(result, base_url)
@@ -85,11 +87,30 @@ def take_snapshot(
                 _return_freed_memory()
             del data
         info = writer.commit(status=result.status)
-    if warning is not None:  # once committed: the scheduled job's log (the CLI prints it)
-        logger.warning("%s", warning)
-    warnings = (warning,) if warning is not None else ()
+    warnings = tuple(w for w in (same, warning) if w is not None)
+    for text in warnings:  # once committed: the scheduled job's log (the CLI prints them)
+        logger.warning("%s", text)
     return SnapshotRun(
         info=info, result=result, write_s=time.perf_counter() - started, warnings=warnings
+    )
+
+
+def _same_key(settings: Settings) -> str | None:
+    """What to say when configured credentials hold the same key: each name is audited as a
+    key of its own, so every key-scope finding of that key is reported once per name. The
+    tokens are compared in memory only; the message names the credentials."""
+    names: dict[str, list[str]] = {}
+    for name, credential in settings.credentials.items():
+        try:
+            names.setdefault(credential.token(), []).append(name)
+        except ConfigError:
+            continue  # a variable not set: the crawl refuses it with its own message
+    shared = [" and ".join(repr(n) for n in group) for group in names.values() if len(group) > 1]
+    if not shared:
+        return None
+    return (
+        f"the credentials {'; '.join(shared)} hold the same key, so each of its key-scope "
+        "findings is reported once per name; keep one name for a key in [credentials]"
     )
 
 

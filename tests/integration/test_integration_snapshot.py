@@ -285,6 +285,25 @@ def test_credentials_named_in_the_file_are_audited(platform: Platform) -> None:
     assert snap["credential_name"] == "collector"
 
 
+def test_one_key_under_two_names_is_taken_and_said(platform: Platform) -> None:
+    """Each name is audited as a key of its own: every finding of the key would show twice."""
+    platform.config.write_text(
+        FAST + '[platform]\ncredential = "collector"\n'
+        '[credentials.collector]\ntoken_env = "PLATFORM_API_KEY"\n'
+        '[credentials.dashboards]\ntoken_env = "VIEWER_KEY"\n'
+        '[credentials.reports]\ntoken_env = "CI_KEY"\n',
+        encoding="utf-8",
+    )
+    viewer = platform.sim.keys["viewer"]
+    result = platform.snapshot(VIEWER_KEY=viewer, CI_KEY=viewer)
+    assert result.exit_code == ExitCode.OK, result.output
+    said = " ".join(result.stderr.split())
+    assert "the credentials 'dashboards' and 'reports' hold the same key" in said
+    assert viewer not in result.output and "collector" not in said
+    apart = platform.snapshot(VIEWER_KEY=viewer, CI_KEY=platform.sim.keys["editor"])
+    assert apart.exit_code == ExitCode.OK and "same key" not in apart.stderr
+
+
 def test_verify_scope_probes_the_audited_keys_for_one_run(platform: Platform) -> None:
     def probes(*args: str) -> int:
         """`credential_probes` rows of a snapshot auditing the limited key as `ci`."""
