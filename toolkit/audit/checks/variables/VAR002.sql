@@ -50,9 +50,8 @@ others as (  -- variables that may shadow one: service-level ones act in their e
       and list_contains((select list(distinct name) from protected), name)
     union all
     select r.snapshot_id,
-        r.level || ':' || coalesce(case r.level when 'team' then r.team_id when 'project'
-            then r.project_id when 'environment' then r.environment_id else r.service_id end, '?')
-            || ':' || r.name, r.name, r.level,
+        variable_key(r.level, owner_of(r.level, r.team_id, r.project_id, r.environment_id,
+            r.service_id), r.name), r.name, r.level,
         case r.level when 'service' then 'environment' else r.level end,
         case r.level when 'team' then r.team_id when 'project' then r.project_id
             else r.environment_id end,
