@@ -78,12 +78,8 @@ def checks_command(
         table.add_row(Text(spec.id), Text(spec.severity), Text(spec.area), title)
     with writing_stdout():
         console.print(table)
-    if settings.skip_checks:
-        err.print(Text(f"left out by [audit] skip: {', '.join(settings.skip_checks)}"))
-    if settings.production_pattern is not None:  # what the checks judging production read
-        from toolkit.audit.catalogue import production_line
-
-        err.print(Text(production_line(settings.production_pattern)))
+    for line in catalogue.configured(settings):  # thresholds changed, checks left out, production
+        err.print(Text(line))
 
 
 def finding_command(

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from toolkit.audit.check_file import CheckSpec
     from toolkit.config import Settings
 
-__all__ = ["Catalogue", "params_example", "production_line"]
+__all__ = ["Catalogue", "params_example"]
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,10 @@ class Catalogue:
         if settings is not None and settings.skip_checks:
             lines.append(f"left out by [audit] skip: {', '.join(settings.skip_checks)}")
         if settings is not None and settings.production_pattern is not None:
-            lines.append(production_line(settings.production_pattern))
+            pattern = settings.production_pattern  # as the file writes it, a literal string
+            lines.append(
+                f"production: environments named as [audit] production_pattern = '{pattern}'"
+            )
         return tuple(lines)
 
     def get(self, check_id: str) -> CheckSpec:
@@ -163,12 +166,6 @@ class Catalogue:
             if spec.id == check_id:
                 return spec
         raise KeyError(check_id)
-
-
-def production_line(pattern: str) -> str:
-    """What an output says of a configured ``[audit] production_pattern`` (as the file
-    writes it: a literal string)."""
-    return f"production: environments named as [audit] production_pattern = '{pattern}'"
 
 
 def _matches(spec: CheckSpec, pattern: str) -> bool:
