@@ -26,6 +26,7 @@ from toolkit.audit.engine import run_audit
 from toolkit.audit.findings import FINDING_COLUMNS, AuditResult, SnapshotRef
 from toolkit.audit.formats import FORMATS, escape_markdown, findings_table, render
 from toolkit.audit.sarif import to_sarif
+from toolkit.audit.status_cache import StatusCache
 from toolkit.audit.waivers import Waiver, load_waivers, parse_waivers
 from toolkit.errors import AuditError, CheckDefinitionError, WaiverError
 
@@ -44,6 +45,7 @@ __all__ = [
     "CheckSpec",
     "SnapshotDiff",
     "SnapshotRef",
+    "StatusCache",
     "Waiver",
     "WaiverError",
     "diff_snapshots",

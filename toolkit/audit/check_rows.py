@@ -34,6 +34,7 @@ from toolkit.audit.check_run import (
     set_production,
 )
 from toolkit.audit.scope import search_path, set_search_path, snapshot_filter
+from toolkit.audit.status_cache import CACHED_HISTORIES, ENTRY_SCHEMA
 from toolkit.errors import CheckDefinitionError
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
     from toolkit.audit.catalogue import Catalogue
     from toolkit.audit.check_file import CheckSpec
+    from toolkit.audit.status_cache import AuditCache
 
 __all__ = ["CHECK_WORKERS", "ROW_SCHEMA", "STATUS_SCHEMA", "CheckRows", "run_checks"]
 
@@ -86,6 +88,7 @@ def run_checks(
     window: str | None = None,
     observe: Collection[str] = (),
     last_observed: Mapping[str, str] | None = None,
+    cache: AuditCache | None = None,
 ) -> CheckRows:
     """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids
     (the judged one first, then the compared one).
@@ -111,6 +114,11 @@ def run_checks(
     named in ``last_observed`` (blind in the compared snapshot) also gets the text of its
     alarms in the snapshot it names, the last that observed them, and runs over the whole
     history (that snapshot may lie outside the window).
+
+    ``cache`` (a full audit of a store: see :mod:`toolkit.audit.status_cache`) holds what
+    such a check said of snapshots judged before: when it holds every snapshot but the
+    ``keep`` ones, the check runs in the window only, and its statuses of the snapshots
+    judged there are filed for the next audit.
     """
     ids = sorted(keep)
     kept = snapshot_filter(con, ids, _KEPT_TABLE)
@@ -147,7 +155,10 @@ def run_checks(
                     cursor, spec, overrides, [*ids, last[spec.id]], (kept, observed, text)
                 )
             elif window is not None and spec.history != "all":
-                done = _split_check_rows(cursor, spec, overrides, ids, filters, (path, window))
+                paths = (path, window)
+                done = _split_check_rows(
+                    cursor, spec, overrides, ids, filters, paths, cache, [*ids, *extra]
+                )
             else:
                 done = _check_rows(cursor, spec, overrides, ids, filters)
         finally:
@@ -222,9 +233,13 @@ def _split_check_rows(
     ids: Sequence[str],
     filters: tuple[str, str, str],
     paths: tuple[str, str],
+    cache: AuditCache | None = None,
+    observed_ids: Collection[str] = (),
 ) -> tuple[pa.Table, pa.Table, float]:
     """:func:`_check_rows` for a check judging a snapshot from it and the one before at
-    most: statuses over the history (``paths[0]``), full rows in the window (``paths[1]``)."""
+    most: statuses over the history (``paths[0]``), full rows in the window (``paths[1]``).
+    With a ``cache`` holding the statuses of every snapshot but the ``ids`` ones, and
+    agreeing with the window on those it holds, the history is not judged again."""
     started = time.perf_counter()
     params = spec.bind(overrides)
     history, window = paths
@@ -239,19 +254,38 @@ def _split_check_rows(
         f"case when {described} then evidence end as evidence)\n"
         f"from (\n{spec.sql}\n) as check_rows where {kept}"
     )
+    entries = None
+    if cache is not None and spec.history in CACHED_HISTORIES:
+        entries = cache.check(spec, params).load()
     try:
-        statuses = run_sql(con, spec, statuses_sql, params)
         set_search_path(con, window)
         try:
             rows = run_sql(con, spec, rows_sql, params)
         finally:
             set_search_path(con, history)
+        _require_shape(spec, rows.column_names, [_nested_arrow(f.type) for f in rows.schema])
+        reused = entries.statuses(_identity(rows), ids, observed_ids) if entries else None
+        statuses = reused if reused is not None else run_sql(con, spec, statuses_sql, params)
     except CheckDefinitionError:
         _require_text_columns(con, spec, params)  # a wrong shape gets the precise message
         raise
-    _require_shape(spec, rows.column_names, [_nested_arrow(f.type) for f in rows.schema])
-    _require_same_judgement(spec, statuses, rows, ids)
+    if reused is None:
+        _require_same_judgement(spec, statuses, rows, ids)
+    if entries is not None:  # what was judged, for the next audit
+        if reused is None:  # every snapshot whose entry the history pass built whole
+            audit = entries.audit
+            whole = [i for i in audit.snapshot_ids if i not in audit.partial or i in observed_ids]
+            entries.save(_identity(statuses), whole, replace=True)
+        else:
+            entries.save(_identity(rows), ids, replace=False)
     return _status(statuses, spec.id), _as_text(rows, spec.id), time.perf_counter() - started
+
+
+def _identity(table: pa.Table) -> pa.Table:
+    """A check's ``snapshot_id``, ``resource_id`` and ``status`` as text (:data:`ENTRY_SCHEMA`)."""
+    return pa.Table.from_arrays(
+        [_text(table.column(name)) for name in ENTRY_SCHEMA.names], schema=ENTRY_SCHEMA
+    )
 
 
 def _require_same_judgement(

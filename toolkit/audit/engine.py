@@ -28,7 +28,7 @@ import pyarrow as pa
 from toolkit.audit.catalogue import Catalogue
 from toolkit.audit.check_file import SEVERITIES
 from toolkit.audit.check_rows import run_checks
-from toolkit.audit.check_run import confine, ensure_views
+from toolkit.audit.check_run import confine, ensure_views, production_pattern
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.lifecycle import (
     build_judged,
@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from toolkit.audit.check_file import CheckSpec
+    from toolkit.audit.status_cache import StatusCache
     from toolkit.audit.waivers import Waiver
     from toolkit.config import Settings
 
@@ -93,6 +94,7 @@ def run_audit(
     waivers: Path | Sequence[Waiver] | None = None,
     latest_only: bool = False,
     today: date | None = None,
+    cache: StatusCache | None = None,
 ) -> AuditResult:
     """Run the checks and judge ``snapshot`` (default: the newest complete one).
 
@@ -106,9 +108,14 @@ def run_audit(
     ``-- history: all`` judges from those snapshots alone (see docs/checks.md).
     Derived views that several checks read are computed once for the run (see
     :mod:`toolkit.audit.scope`); ``result.timings`` says where the time went.
-    ``today`` decides which waivers have expired (default: today, UTC).
+    ``today`` decides which waivers have expired (default: today, UTC). ``cache`` keeps
+    what ``history: snapshot`` and ``previous`` checks said of each snapshot for the next
+    full audit of the same store (:mod:`toolkit.audit.status_cache`); ``result.reused`` says
+    what came from it. A latest-only audit does not use it; an audit of a connection needs
+    it bound to the store (``cache.bound(store.url)``).
     """
     catalogue = _catalogue(checks, settings)
+    cache = _bound(cache, source)
     default_waivers = settings.waivers_file if settings else None
     chosen = waivers_from(waivers, default_waivers)  # fail early
     ran = {spec.id for spec in catalogue.specs}
@@ -139,6 +146,10 @@ def run_audit(
         with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
             keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
             split = None if latest_only else split_window(committed, target, compare)
+            memo = None
+            if cache is not None and split is not None:  # else every check reads it all
+                memo = cache.for_audit(con, production_pattern(con))
+                memo.forget_unused()
             with _window_scope(con, catalogue.specs, split) as window_path:
                 timings["scope"] = time.perf_counter() - started
                 rows = run_checks(
@@ -149,6 +160,7 @@ def run_audit(
                     window=window_path,
                     observe=partial,
                     last_observed=last_observed,
+                    cache=memo,
                 )
             described = [*keep, *sorted(set(last_observed.values()))]
             build_names(con, described)
@@ -184,7 +196,25 @@ def run_audit(
         read=tuple(read.snapshot_id),
         blind=blind.to_pandas(),
         configured=catalogue.configured(settings),
+        reused=dict(memo.reused) if memo else {},
+        warnings=tuple(memo.warnings) if memo else (),
     )
+
+
+def _bound(
+    cache: StatusCache | None, source: Store | duckdb.DuckDBPyConnection
+) -> StatusCache | None:
+    """``cache`` bound to the audited store; a connection's must be bound by the caller."""
+    if cache is None or not isinstance(source, Store):
+        if cache is not None and cache.store_url is None:
+            raise ValueError(
+                "run_audit(connection, cache=...) needs the cache bound to the connection's "
+                "store: cache.bound(store.url)"
+            )
+        return cache
+    if cache.store_url not in (None, source.url):
+        raise ValueError(f"the status cache is bound to {cache.store_url}, not to {source.url}")
+    return cache.bound(source.url)
 
 
 def _last_observed(

@@ -20,6 +20,7 @@ from toolkit.audit.check_file import SEVERITIES
 from toolkit.audit.lifecycle import STATES
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from datetime import datetime
 
     from toolkit.audit.check_file import CheckSpec
@@ -126,6 +127,10 @@ class AuditResult:
     timings: dict[str, float] = field(default_factory=dict, repr=False)
     latest_only: bool = False
     read: tuple[str, ...] | None = field(default=None, repr=False)
+    reused: Mapping[str, int] = field(default_factory=dict, repr=False)
+    """Per check id, how many snapshots' statuses a status cache gave (``run_audit(cache=)``)."""
+    warnings: tuple[str, ...] = ()
+    """What went wrong that did not change the findings (a cache folder not writable)."""
     configured: tuple[str, ...] = ()
     """What the audit was configured with that changes what it finds: thresholds other
     than the checks' defaults, checks left out, the production pattern
