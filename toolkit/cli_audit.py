@@ -31,6 +31,7 @@ from toolkit.cli_diff import diff_command
 from toolkit.cli_options import (
     CheckOpt,
     ConfigOpt,
+    NoCacheOpt,
     SkipOpt,
     SnapshotOpt,
     StoreOpt,
@@ -39,6 +40,7 @@ from toolkit.cli_options import (
     chosen_checks,
     fail,
     output_format,
+    status_cache,
 )
 from toolkit.cli_stdout import console, writing_stdout
 from toolkit.config import FAIL_ON, load_settings
@@ -114,6 +116,7 @@ def audit_command(
     ] = False,
     check: CheckOpt = None,
     skip: SkipOpt = None,
+    no_cache: NoCacheOpt = False,
     limit: Annotated[
         int,
         typer.Option(
@@ -154,7 +157,10 @@ def audit_command(
             compare_to=compare_to,
             waivers=waivers,
             latest_only=latest_only,
+            cache=status_cache(settings, no_cache),
         )
+    for warning in result.warnings:
+        err.print(Text(f"warning: {warning}"))
     if out is not None:
         from toolkit.report.report_writer import write_text
 

@@ -24,6 +24,7 @@ from rich.text import Text
 from toolkit.cli_options import (
     CheckOpt,
     ConfigOpt,
+    NoCacheOpt,
     SkipOpt,
     StoreOpt,
     WaiversOpt,
@@ -31,6 +32,7 @@ from toolkit.cli_options import (
     chosen_checks,
     fail,
     output_format,
+    status_cache,
 )
 from toolkit.config import load_settings
 from toolkit.exit_codes import ExitCode
@@ -82,10 +84,11 @@ def report_command(
     config: ConfigOpt = None,
     check: CheckOpt = None,
     skip: SkipOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Build the audit report: summary, trends, changes, checks, findings, key scope, waivers."""
     from toolkit.cli_stdout import writing_stdout
-    from toolkit.report import render_report
+    from toolkit.report import gather_report, render_report_data
     from toolkit.report.report_writer import write_text
     from toolkit.snapshot import Store
 
@@ -98,15 +101,18 @@ def report_command(
             settings = load_settings(config, store_url=store)
             opened = Store.open(settings.store_url, create=False)
             target = out if out is not None else (DEFAULT_HTML_OUT if chosen == "html" else None)
-            text = render_report(
+            data = gather_report(
                 opened,
-                format=chosen,
                 since=since,
                 compare_to=compare_to,
                 waivers=waivers,
                 settings=settings,
                 checks=chosen_checks(settings, check, skip),
+                cache=status_cache(settings, no_cache),
             )
+            for warning in data.result.warnings:
+                err.print(Text(f"warning: {warning}"))
+            text = render_report_data(data, chosen)
             if target is None or str(target) == "-":
                 with writing_stdout():  # a closed pipe ends quietly, a full disk is one line
                     sys.stdout.write(text)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.api import ClientConfig, Secret
 from toolkit.api import ConfigError as ApiConfigError
-from toolkit.config_audit import AUDIT_KEYS, FAIL_ON, audit_from_file
+from toolkit.config_audit import AUDIT_KEYS, FAIL_ON, audit_from_file, default_status_cache
 from toolkit.config_collect import COLLECT_KEYS, collect_from_file
 from toolkit.errors import ConfigError
 from toolkit.schedule.settings import (
@@ -127,6 +127,9 @@ class Settings:
     production_pattern: str | None = None
     """What production environments are named ([audit] production_pattern); None: the
     built-in pattern (``views/all_resources.sql``), "prod" or "production" as a word."""
+    status_cache: Path | None = field(default_factory=default_status_cache)
+    """Where full audits keep what each check said of each snapshot, for the next audit
+    ([audit] status_cache; None: nowhere). See :mod:`toolkit.audit.status_cache`."""
     check_params: Mapping[str, Mapping[str, int | float | str | bool]] = field(default_factory=dict)
     """Threshold overrides per check id ([checks.RES003] min_ratio = 6)."""
     schedule: ScheduleSettings = field(default_factory=ScheduleSettings)
@@ -366,15 +369,18 @@ def _refuse_unknown(table: Mapping[str, Any], known: set[str], where: str) -> No
 
 
 def _is_kind(value: object, kind: type | tuple[type, ...]) -> bool:
-    if kind is bool:
-        return isinstance(value, bool)
-    return isinstance(value, kind) and not isinstance(value, bool)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool):  # TOML's true is no number
+        return bool in kinds
+    return isinstance(value, kinds)
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if list in kinds:
         return "a list"
+    if str in kinds and bool in kinds:
+        return "a string, true or false"
     if bool in kinds:
         return "true or false"
     if float in kinds:

@@ -529,3 +529,35 @@ def test_fail_on_takes_any_case_and_an_error_repeats_the_value(store_dir: Path) 
     code, _, err = audit(store_dir, "--fail-on", "bogus")
     assert code == ExitCode.CONFIG
     assert "--fail-on must be one of critical, high, medium, low or never, not 'bogus'" in err
+
+
+@pytest.mark.parametrize("command", ["audit", "report"])
+def test_full_audits_keep_statuses_where_configured_unless_told_not_to(
+    tmp_path: Path, command: str
+) -> None:
+    # Five snapshots: more than the window of judged and compared snapshots, so the
+    # built-in checks that judge a snapshot alone file what they said of each.
+    fixture = history()
+    fifth = {**fixture["snapshots"][-1], "at": "2026-01-05T00:00:00Z"}
+    write_store(tmp_path / "store", {"snapshots": [*fixture["snapshots"], fifth]})
+    config = tmp_path / "platform-audit.toml"
+
+    def run(cache: str, *args: str) -> tuple[int, str]:
+        config.write_text(f'[audit]\nstatus_cache = "{cache}"\n', encoding="utf-8")
+        out = ["--out", str(tmp_path / "report.json")] if command == "report" else []
+        outcome = runner.invoke(
+            app, [command, "--store", str(tmp_path / "store"), "--config", str(config), *out, *args]
+        )
+        return outcome.exit_code, outcome.stderr
+
+    code, err = run("kept")  # relative to the config file
+    assert code == ExitCode.OK, err
+    assert "warning" not in err
+    assert len(list((tmp_path / "kept").rglob("*.parquet"))) > 30  # one folder per check
+    code, err = run("unused", "--no-cache")
+    assert code == ExitCode.OK, err
+    assert not (tmp_path / "unused").exists()
+    (tmp_path / "a-file").write_text("not a folder")
+    code, err = run("a-file/status")  # the audit goes on, and says why nothing was kept
+    assert code == ExitCode.OK, err
+    assert "warning: status cache" in err and "not written" in err

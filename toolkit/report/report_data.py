@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from toolkit.audit import AuditResult, SnapshotDiff
+    from toolkit.audit.status_cache import StatusCache
     from toolkit.config import Settings
     from toolkit.snapshot import SnapshotInfo, Store, VerifyReport
 
@@ -81,6 +82,7 @@ def gather_report(
     waivers: Path | None = None,
     settings: Settings | None = None,
     checks: Catalogue | None = None,
+    cache: StatusCache | None = None,
 ) -> ReportData:
     """Audit the newest complete snapshot of ``store`` and gather what the report shows.
 
@@ -89,7 +91,8 @@ def gather_report(
     or after it (naive times are UTC); ``waivers`` defaults to the configured file;
     ``checks`` to the checks ``settings`` configure (``Catalogue.select`` makes a subset).
     Raises :class:`~toolkit.errors.AuditError` for a store without a complete snapshot, an
-    unknown snapshot id, or a ``since`` after the newest snapshot.
+    unknown snapshot id, or a ``since`` after the newest snapshot. ``cache``: see
+    :func:`~toolkit.audit.run_audit` (a report judges the whole history).
     """
     since = _utc(since)
     shown = [s for s in store.snapshots() if s.status in ("complete", "partial")]
@@ -100,7 +103,12 @@ def gather_report(
     con = store.duckdb()
     # run_audit reads the waivers file before any check runs, and names it in its errors
     result = run_audit(
-        con, settings=settings, checks=checks, compare_to=compare_to, waivers=waivers
+        con,
+        settings=settings,
+        checks=checks,
+        compare_to=compare_to,
+        waivers=waivers,
+        cache=cache.bound(store.url) if cache is not None else None,
     )
     changes = None
     if result.compare is not None:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from toolkit.audit import Catalogue
+    from toolkit.audit.status_cache import StatusCache
     from toolkit.config import Settings
     from toolkit.snapshot import Store
 
@@ -39,6 +40,7 @@ def write_report(
     waivers: Path | None = None,
     settings: Settings | None = None,
     checks: Catalogue | None = None,
+    cache: StatusCache | None = None,
 ) -> Path:
     """Audit the newest complete snapshot of ``store`` and write the report to ``out``.
 
@@ -54,6 +56,7 @@ def write_report(
         waivers=waivers,
         settings=settings,
         checks=checks,
+        cache=cache,
     )
     write_text(out, text)
     return out
@@ -136,6 +139,7 @@ def render_report(
     waivers: Path | None = None,
     settings: Settings | None = None,
     checks: Catalogue | None = None,
+    cache: StatusCache | None = None,
 ) -> str:
     """The report as text in ``format`` (html, markdown, json or csv).
 
@@ -143,7 +147,8 @@ def render_report(
     before the newest; ``since`` limits the trends and the evidence appendix to snapshots
     taken at or after it; ``waivers`` (a TOML or YAML file), ``settings`` (checks,
     thresholds, the waivers file) and ``checks`` (a catalogue instead of the configured
-    one) are passed to :func:`toolkit.audit.run_audit`. Raises
+    one) and ``cache`` (a :class:`~toolkit.audit.status_cache.StatusCache`) are passed to
+    :func:`toolkit.audit.run_audit`. Raises
     ``ValueError`` for an unknown format and :class:`~toolkit.errors.AuditError` when the
     store has no complete snapshot or the id is unknown.
     """
@@ -155,6 +160,7 @@ def render_report(
         waivers=waivers,
         settings=settings,
         checks=checks,
+        cache=cache,
     )
     return render_report_data(data, format)
 
