@@ -322,13 +322,14 @@ def measure(store: Store, say: Callable[[str], None]) -> dict[str, Any]:
 def measure_cached(store: Store, catalogue: Catalogue, cold: AuditResult) -> dict[str, Any]:
     """Full audits with a status cache (``run_audit(cache=)``), as a daily report meets it:
     yesterday's audit (of every snapshot but the newest: a connection that shows only
-    those) filed its statuses; today's reads them and judges the new snapshot only. Two more
-    runs find nothing new. Each must find what the cold audit found."""
+    those, judging the one that was newest then) filed its statuses; today's reads them and
+    judges the new snapshot only. Two more runs find nothing new. Each must find what the
+    cold audit found."""
     ids = [s.snapshot_id for s in store.snapshots() if s.status in ("complete", "partial")]
     with tempfile.TemporaryDirectory(prefix="bench-status-cache-") as folder:
         cache = StatusCache(Path(folder)).bound(store.url)
         started = time.perf_counter()
-        run_audit(store.duckdb(ids[:-1]), checks=catalogue, cache=cache)
+        run_audit(store.duckdb(ids[:-1]), checks=catalogue, snapshot=ids[-2], cache=cache)
         fill_s = time.perf_counter() - started
         runs, usage, expected = [], [], _digest(cold)
         for _ in range(FULL_RUNS):

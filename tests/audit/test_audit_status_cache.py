@@ -225,6 +225,25 @@ def test_the_cache_holds_no_secret(history: History) -> None:
         assert pq.read_table(path).schema.remove_metadata() == ENTRY_SCHEMA
 
 
+def test_a_connection_showing_some_snapshots_files_only_those(
+    history: History, tmp_path: Path
+) -> None:
+    # store.duckdb(ids) lists every snapshot but shows the rows of those ids only: the
+    # others must not be filed as snapshots without an alarm.
+    ids = _ids(history.store)
+    cache = StatusCache(tmp_path / "cache").bound(history.store.url)
+    run_audit(history.store.duckdb(ids[2:]), cache=cache)  # the two oldest hidden
+    got = run_audit(history.store, cache=cache)
+    assert _everything(got) == history.newest
+    assert got.reused == {}  # the two oldest were never judged: the history is, now
+    # Yesterday's store: every snapshot but the newest, judged as the newest then was.
+    cache = StatusCache(tmp_path / "yesterday").bound(history.store.url)
+    run_audit(history.store.duckdb(ids[:-1]), snapshot=ids[-2], cache=cache)
+    got = run_audit(history.store, cache=cache)
+    assert _everything(got) == history.newest
+    assert got.reused == dict.fromkeys(CACHED, DAYS - 2)
+
+
 def test_a_connection_needs_the_cache_bound_to_its_store(history: History, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"cache.bound\(store.url\)"):
         run_audit(history.store.duckdb(), cache=StatusCache(tmp_path))

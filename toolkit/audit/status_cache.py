@@ -101,13 +101,19 @@ class StatusCache:
             "select snapshot_id, status, content_hash from snapshots "
             "where status in ('complete', 'partial') order by seq"
         ).fetchall()
+        shown = _shown(con)
         tokens = {str(i): f"{i}:{h}:{st}" for i, st, h in rows}
         ordered = [str(i) for i, _, _ in rows]
+        # A connection limited to some snapshots (store.duckdb(ids)) still lists them all:
+        # only a snapshot whose rows it shows (and for previous, the one before's too) has
+        # statuses worth filing.
         previous = {
             now: f"{tokens[now]}|{tokens[before] if before else '-'}"
             for before, now in zip([None, *ordered], ordered, strict=False)
+            if now in shown and (before is None or before in shown)
         }
         partial = frozenset(str(i) for i, st, _ in rows if st == "partial")
+        tokens = {i: token for i, token in tokens.items() if i in shown}
         store = hashlib.sha256(self.store_url.encode()).hexdigest()[:16]
         return AuditCache(
             self.folder / store,
@@ -133,6 +139,7 @@ class AuditCache:
 
     @property
     def snapshot_ids(self) -> frozenset[str]:
+        """The committed snapshots whose rows the audit reads."""
         return frozenset(self.tokens["snapshot"])
 
     def check(self, spec: CheckSpec, params: Mapping[str, object]) -> CheckCache:
@@ -237,7 +244,8 @@ class CheckCache:
         the other rows that are not ``ok``). ``replace`` writes the found entries and the new
         ones as one file and removes the files read, as does a save after stale files or
         with :data:`_MAX_FILES` files already there."""
-        new = sorted(snapshot_ids) if replace else sorted(set(snapshot_ids) - self.covered)
+        filed = set(snapshot_ids) & set(self.tokens)  # a snapshot with a token: see for_audit
+        new = sorted(filed) if replace else sorted(filed - self.covered)
         merge = replace or self._stale or len(self._read) >= _MAX_FILES
         if not new and not merge:
             return
@@ -273,6 +281,17 @@ def entries_of(rows: pa.Table, snapshot_ids: Sequence[str], partial: Collection[
     return pa.Table.from_arrays(
         [chosen.column(name).cast(pa.string()) for name in ENTRY_SCHEMA.names], schema=ENTRY_SCHEMA
     )
+
+
+def _shown(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The committed snapshots whose rows ``con``'s table views show."""
+    try:
+        rows = con.execute("select snapshot_id from _visible_snapshots").fetchall()
+    except duckdb.CatalogException:  # not a store's connection: it shows what it lists
+        rows = con.execute(
+            "select snapshot_id from snapshots where status in ('complete', 'partial')"
+        ).fetchall()
+    return {str(row[0]) for row in rows}
 
 
 def _sorted(table: pa.Table) -> pa.Table:
