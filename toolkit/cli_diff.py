@@ -23,10 +23,12 @@ from rich.text import Text
 
 from toolkit.cli_options import (
     ConfigOpt,
+    NoCacheOpt,
     StoreOpt,
     TableOrJsonOpt,
     WaiversOpt,
     audit_errors,
+    status_cache,
     table_or_json,
 )
 from toolkit.cli_stdout import console, writing_stdout
@@ -56,6 +58,7 @@ def diff_command(
     ] = None,
     format: TableOrJsonOpt = "table",
     waivers: WaiversOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Show services added, removed, changed or not collected, and findings that changed."""
     from toolkit.audit import diff_snapshots
@@ -70,7 +73,10 @@ def diff_command(
             after=after,
             settings=settings,
             waivers=waivers,
+            cache=status_cache(settings, no_cache),
         )
+    for warning in change.warnings:
+        err.print(Text(f"warning: {warning}"))
     with writing_stdout():
         if format == "json":
             sys.stdout.write(json.dumps(diff_json(change), indent=2, ensure_ascii=False) + "\n")

@@ -531,7 +531,7 @@ def test_fail_on_takes_any_case_and_an_error_repeats_the_value(store_dir: Path) 
     assert "--fail-on must be one of critical, high, medium, low or never, not 'bogus'" in err
 
 
-@pytest.mark.parametrize("command", ["audit", "report"])
+@pytest.mark.parametrize("command", ["audit", "report", "diff"])
 def test_full_audits_keep_statuses_where_configured_unless_told_not_to(
     tmp_path: Path, command: str
 ) -> None:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from toolkit.audit.catalogue import Catalogue
     from toolkit.audit.findings import SnapshotRef
+    from toolkit.audit.status_cache import StatusCache
     from toolkit.audit.waivers import Waiver
     from toolkit.config import Settings
 
@@ -71,6 +72,8 @@ class SnapshotDiff:
     blind: pd.DataFrame
     configured: tuple[str, ...] = ()
     """What the audit of the findings was configured with (``AuditResult.configured``)."""
+    warnings: tuple[str, ...] = ()
+    """What went wrong in that audit without changing it (``AuditResult.warnings``)."""
 
     @property
     def empty(self) -> bool:
@@ -91,13 +94,17 @@ def diff_snapshots(
     settings: Settings | None = None,
     checks: Catalogue | None = None,
     waivers: Path | Sequence[Waiver] | None = None,
+    cache: StatusCache | None = None,
 ) -> SnapshotDiff:
     """Compare two snapshots (ids or unique prefixes; default: the two newest complete).
 
     Findings are judged with ``waivers`` (a file or parsed waivers; default: the file
     ``settings`` names) as :func:`~toolkit.audit.run_audit` judges them: a waived finding
-    is listed with its waiver, not left out."""
+    is listed with its waiver, not left out. ``cache``: see :func:`~toolkit.audit.run_audit`
+    (the findings' audit judges the whole history)."""
     con = source.duckdb() if isinstance(source, Store) else source
+    if cache is not None and isinstance(source, Store):
+        cache = cache.bound(source.url)
     ensure_views(con)  # error_covers, which _presence reads
     committed = committed_snapshots(con)
     newer, older = select_snapshots(committed, after, before, options=("--to", "--from"))
@@ -124,6 +131,7 @@ def diff_snapshots(
         snapshot=newer.snapshot_id,
         compare_to=older.snapshot_id,
         waivers=waivers,
+        cache=cache,
     )
     findings = audit.findings
     # An open finding the newer snapshot did not observe is listed: it may have changed.
@@ -141,6 +149,7 @@ def diff_snapshots(
         findings=findings[shown].reset_index(drop=True),
         blind=audit.blind,
         configured=audit.configured,
+        warnings=audit.warnings,
     )
 
 
