@@ -161,9 +161,10 @@ def test_a_pruned_snapshot_changes_what_comes_before_the_next(
     cache = _copy(history, tmp_path)
     got = run_audit(store.duckdb(), cache=cache)
     assert _everything(got) == _everything(run_audit(store))
-    # REP003 compares each snapshot with the one before: the oldest one left lost it.
-    assert "REP003" not in got.reused
+    # REP003 compares each snapshot with the one before: the oldest one left lost it, and
+    # is judged again (alone, in a scope of its own).
     assert got.reused["RES001"] == DAYS - 2 - 2
+    assert got.reused["REP003"] == DAYS - 2 - 2 - 1
 
 
 def _check_folders(cache: StatusCache) -> list[Path]:
@@ -235,13 +236,33 @@ def test_a_connection_showing_some_snapshots_files_only_those(
     run_audit(history.store.duckdb(ids[2:]), cache=cache)  # the two oldest hidden
     got = run_audit(history.store, cache=cache)
     assert _everything(got) == history.newest
-    assert got.reused == {}  # the two oldest were never judged: the history is, now
+    # The two oldest were never judged (REP003: the third neither, its predecessor hidden):
+    # they are judged now, alone, and the rest comes from the cache.
+    assert got.reused == {**dict.fromkeys(CACHED, DAYS - 2 - 2), "REP003": DAYS - 2 - 3}
     # Yesterday's store: every snapshot but the newest, judged as the newest then was.
     cache = StatusCache(tmp_path / "yesterday").bound(history.store.url)
     run_audit(history.store.duckdb(ids[:-1]), snapshot=ids[-2], cache=cache)
     got = run_audit(history.store, cache=cache)
     assert _everything(got) == history.newest
     assert got.reused == dict.fromkeys(CACHED, DAYS - 2)
+
+
+@pytest.mark.parametrize("filed", [4, 2])
+def test_snapshots_taken_since_the_last_audit_are_judged_alone(
+    history: History, tmp_path: Path, filed: int
+) -> None:
+    # A weekly report over daily snapshots: the last audit saw the first `filed` days;
+    # the days since (besides the two judged in the window) are judged in a scope of
+    # their own, and filed, not the whole history again.
+    ids = _ids(history.store)
+    cache = StatusCache(tmp_path / "cache").bound(history.store.url)
+    run_audit(history.store.duckdb(ids[:filed]), snapshot=ids[filed - 1], cache=cache)
+    got = run_audit(history.store, cache=cache)
+    assert _everything(got) == history.newest
+    assert got.reused == dict.fromkeys(CACHED, filed)
+    again = run_audit(history.store, cache=cache)
+    assert again.reused == dict.fromkeys(CACHED, DAYS - 2)
+    assert _everything(again) == history.newest
 
 
 def test_a_connection_needs_the_cache_bound_to_its_store(history: History, tmp_path: Path) -> None:

@@ -21,28 +21,31 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.audit.check_file import OUTPUT_COLUMNS, STATUSES
 from toolkit.audit.check_run import (
-    outside_the_store,
+    nested_arrow,
     production_pattern,
+    require_shape,
+    require_text_columns,
     run_sql,
     set_production,
 )
 from toolkit.audit.scope import search_path, set_search_path, snapshot_filter
-from toolkit.audit.status_cache import CACHED_HISTORIES, ENTRY_SCHEMA
+from toolkit.audit.status_cache import ENTRY_SCHEMA
 from toolkit.errors import CheckDefinitionError
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
 
+    import duckdb
+
     from toolkit.audit.catalogue import Catalogue
     from toolkit.audit.check_file import CheckSpec
-    from toolkit.audit.status_cache import AuditCache
+    from toolkit.audit.status_cache import AuditCache, CheckCache, Fresh
 
 __all__ = ["CHECK_WORKERS", "ROW_SCHEMA", "STATUS_SCHEMA", "CheckRows", "run_checks"]
 
@@ -54,6 +57,8 @@ _OBSERVED_TABLE = "main.audit_observed_snapshots"
 """The kept and partial snapshot ids (every status row kept), when not written out."""
 _JUDGED_TABLE = "main.audit_judged_snapshot"
 """The judged snapshot's id, when it is not written out."""
+_FRESH_TABLE = "main.audit_fresh_snapshots"
+"""The snapshots judged in the fresh scope (see ``AuditCache.fresh``), when not written out."""
 _LAST_OBSERVED_TABLE = "main.audit_last_observed"
 """Prefix of the tables of snapshots that last observed a blind check's findings."""
 ROW_SCHEMA = pa.schema([("check_id", pa.string()), *((c, pa.string()) for c in OUTPUT_COLUMNS)])
@@ -89,6 +94,7 @@ def run_checks(
     observe: Collection[str] = (),
     last_observed: Mapping[str, str] | None = None,
     cache: AuditCache | None = None,
+    fresh: tuple[str, Fresh] | None = None,
 ) -> CheckRows:
     """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids
     (the judged one first, then the compared one).
@@ -116,15 +122,21 @@ def run_checks(
     history (that snapshot may lie outside the window).
 
     ``cache`` (a full audit of a store: see :mod:`toolkit.audit.status_cache`) holds what
-    such a check said of snapshots judged before: when it holds every snapshot but the
-    ``keep`` ones, the check runs in the window only, and its statuses of the snapshots
-    judged there are filed for the next audit.
+    such a check said of snapshots judged before (:meth:`AuditCache.load` read them): the
+    check then runs in the window, and over the snapshots it holds no entry for in the
+    scope ``fresh`` names (its search path, and those snapshots: ``AuditCache.fresh``),
+    not over the whole history; what it said of the snapshots judged there is filed for
+    the next audit.
     """
     ids = sorted(keep)
     kept = snapshot_filter(con, ids, _KEPT_TABLE)
     extra = sorted(set(observe) - set(ids))
     observed = snapshot_filter(con, [*ids, *extra], _OBSERVED_TABLE) if extra else kept
     judged = snapshot_filter(con, list(keep[:1]), _JUDGED_TABLE)
+    new = None
+    if fresh is not None:  # its search path, the predicate of its snapshots, and their ids
+        predicate = snapshot_filter(con, fresh[1].judged, _FRESH_TABLE)
+        new = (fresh[0], predicate, frozenset(fresh[1].judged))
     described = _described(judged, kept)
     last = dict(last_observed or {})
     earlier = {  # predicates for the snapshots that last observed a blind check's findings
@@ -156,8 +168,9 @@ def run_checks(
                 )
             elif window is not None and spec.history != "all":
                 paths = (path, window)
+                entries = cache.checks.get(spec.id) if cache is not None else None
                 done = _split_check_rows(
-                    cursor, spec, overrides, ids, filters, paths, cache, [*ids, *extra]
+                    cursor, spec, overrides, ids, filters, paths, entries, [*ids, *extra], new
                 )
             else:
                 done = _check_rows(cursor, spec, overrides, ids, filters)
@@ -169,7 +182,7 @@ def run_checks(
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit-check") as pool:
         done = list(pool.map(one, catalogue.specs))
     made = [f"{_LAST_OBSERVED_TABLE}_{n}" for n in range(len(earlier))]
-    for table in (_KEPT_TABLE, _OBSERVED_TABLE, _JUDGED_TABLE, *made):  # only for odd ids
+    for table in (_KEPT_TABLE, _OBSERVED_TABLE, _JUDGED_TABLE, _FRESH_TABLE, *made):  # odd ids
         con.execute(f"drop table if exists {table}")
     if timings is not None:
         timings.update(
@@ -209,9 +222,9 @@ def _check_rows(
     try:
         result = run_sql(con, spec, sql, params)
     except CheckDefinitionError:
-        _require_text_columns(con, spec, params)  # a wrong shape gets the precise message
+        require_text_columns(con, spec, params)  # a wrong shape gets the precise message
         raise
-    _require_shape(spec, result.column_names, [_nested_arrow(f.type) for f in result.schema])
+    require_shape(spec, result.column_names, [nested_arrow(f.type) for f in result.schema])
     return (
         _status(result, spec.id),
         _as_text(_rows_of(result, ids), spec.id),
@@ -233,12 +246,14 @@ def _split_check_rows(
     ids: Sequence[str],
     filters: tuple[str, str, str],
     paths: tuple[str, str],
-    cache: AuditCache | None = None,
+    entries: CheckCache | None = None,
     observed_ids: Collection[str] = (),
+    fresh: tuple[str, str, frozenset[str]] | None = None,
 ) -> tuple[pa.Table, pa.Table, float]:
     """:func:`_check_rows` for a check judging a snapshot from it and the one before at
     most: statuses over the history (``paths[0]``), full rows in the window (``paths[1]``).
-    With a ``cache`` holding the statuses of every snapshot but the ``ids`` ones, and
+    With cached ``entries`` for every snapshot but the ``ids`` ones and those the scope
+    ``fresh`` (its search path, the predicate of the snapshots it judges, their ids) holds, and
     agreeing with the window on those it holds, the history is not judged again."""
     started = time.perf_counter()
     params = spec.bind(overrides)
@@ -247,38 +262,58 @@ def _split_check_rows(
     # The check's SQL is code from a check file, never a value; values are parameters.
     statuses_sql = (
         "select snapshot_id, resource_id, status "  # noqa: S608 - see above
-        f"from (\n{spec.sql}\n) as check_rows where status <> 'ok' or {observed}"
+        f"from (\n{spec.sql}\n) as check_rows where (status <> 'ok' or {observed})"
     )
     rows_sql = (
         f"select * replace (case when {described} then reason end as reason, "
         f"case when {described} then evidence end as evidence)\n"
         f"from (\n{spec.sql}\n) as check_rows where {kept}"
     )
-    entries = None
-    if cache is not None and spec.history in CACHED_HISTORIES:
-        entries = cache.check(spec, params).load()
+    reused = judged = None
+    missing: set[str] = set()
     try:
-        set_search_path(con, window)
-        try:
-            rows = run_sql(con, spec, rows_sql, params)
-        finally:
-            set_search_path(con, history)
-        _require_shape(spec, rows.column_names, [_nested_arrow(f.type) for f in rows.schema])
-        reused = entries.statuses(_identity(rows), ids, observed_ids) if entries else None
+        rows = _run_in(con, spec, rows_sql, params, (window, history))
+        require_shape(spec, rows.column_names, [nested_arrow(f.type) for f in rows.schema])
+        if entries is not None:
+            missing = entries.missing(ids)
+            if missing and fresh is not None and missing <= fresh[2]:
+                sql = f"{statuses_sql} and {fresh[1]}"
+                found = _identity(_run_in(con, spec, sql, params, (fresh[0], history)))
+                wanted = pa.array(sorted(missing), pa.string())
+                judged = found.filter(pc.is_in(found.column("snapshot_id"), wanted))
+            if not missing or judged is not None:
+                reused = entries.statuses(_identity(rows), ids, observed_ids, judged)
         statuses = reused if reused is not None else run_sql(con, spec, statuses_sql, params)
     except CheckDefinitionError:
-        _require_text_columns(con, spec, params)  # a wrong shape gets the precise message
+        require_text_columns(con, spec, params)  # a wrong shape gets the precise message
         raise
     if reused is None:
         _require_same_judgement(spec, statuses, rows, ids)
     if entries is not None:  # what was judged, for the next audit
+        audit = entries.audit
         if reused is None:  # every snapshot whose entry the history pass built whole
-            audit = entries.audit
             whole = [i for i in audit.snapshot_ids if i not in audit.partial or i in observed_ids]
             entries.save(_identity(statuses), whole, replace=True)
         else:
-            entries.save(_identity(rows), ids, replace=False)
+            whole = [i for i in missing if i not in audit.partial or i in observed_ids]
+            filed = [_identity(rows), *([judged] if judged is not None else [])]
+            entries.save(pa.concat_tables(filed), [*whole, *ids], replace=False)
     return _status(statuses, spec.id), _as_text(rows, spec.id), time.perf_counter() - started
+
+
+def _run_in(
+    con: duckdb.DuckDBPyConnection,
+    spec: CheckSpec,
+    sql: str,
+    params: Mapping[str, object],
+    paths: tuple[str, str],
+) -> pa.Table:
+    """``sql`` run with the search path ``paths[0]``, then ``paths[1]`` again."""
+    set_search_path(con, paths[0])
+    try:
+        return run_sql(con, spec, sql, params)
+    finally:
+        set_search_path(con, paths[1])
 
 
 def _identity(table: pa.Table) -> pa.Table:
@@ -355,43 +390,3 @@ def _as_text(result: pa.Table, check_id: str) -> pa.Table:
 def _text(column: pa.ChunkedArray) -> pa.ChunkedArray:
     # _require_shape refused nested types: everything else casts to text.
     return column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
-
-
-_NESTED = {"struct", "list", "map", "union", "array"}
-
-
-def _nested_arrow(kind: pa.DataType) -> str | None:
-    nested = pa.types.is_nested(kind) or pa.types.is_union(kind)
-    return str(kind) if nested else None
-
-
-def _require_text_columns(
-    con: duckdb.DuckDBPyConnection, spec: CheckSpec, params: dict[str, object]
-) -> None:
-    """Refuse a check whose columns differ from the contract or do not read as text, from
-    its bound query (nothing runs): used to explain a check that failed to run."""
-    try:  # wrapped, as every run is: the file's own text could hold more than a query
-        relation = con.sql(f"select * from (\n{spec.sql}\n) as check_rows", params=params)  # noqa: S608
-    except duckdb.PermissionException as exc:
-        raise outside_the_store(spec, exc) from exc
-    except Exception as exc:  # DuckDB raises several types; name the file in every case
-        raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
-    if relation is None:
-        raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
-    nested = [str(kind) if kind.id in _NESTED else None for kind in relation.types]
-    _require_shape(spec, list(relation.columns), nested)
-
-
-def _require_shape(spec: CheckSpec, columns: Sequence[str], nested: Sequence[str | None]) -> None:
-    """Refuse output columns other than :data:`OUTPUT_COLUMNS`, or of a nested type."""
-    if tuple(columns) != OUTPUT_COLUMNS:
-        raise CheckDefinitionError(
-            f"{spec.path}: returns columns {', '.join(columns)}; a check must "
-            f"return exactly {', '.join(OUTPUT_COLUMNS)}, in that order"
-        )
-    for name, kind in zip(columns, nested, strict=True):
-        if kind is not None:
-            raise CheckDefinitionError(
-                f"{spec.path}: column {name} is {kind}, which does not read as text; "
-                "return JSON text for evidence (to_json(struct_pack(...)))"
-            )

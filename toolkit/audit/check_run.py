@@ -13,15 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
+import pyarrow as pa
 
 from toolkit.audit.check_file import OUTPUT_COLUMNS
 from toolkit.errors import CheckDefinitionError
 from toolkit.snapshot.views import store_read_failure, store_unreadable
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    import pyarrow as pa
+    from collections.abc import Mapping, Sequence
 
     from toolkit.audit.check_file import CheckSpec
 
@@ -30,8 +29,11 @@ __all__ = [
     "confine",
     "ensure_views",
     "install_views",
+    "nested_arrow",
     "outside_the_store",
     "production_pattern",
+    "require_shape",
+    "require_text_columns",
     "run_check",
     "run_sql",
     "set_production",
@@ -125,11 +127,7 @@ def run_check(
     # one query, whatever else the file holds (a check file is code, never a value)
     sql = f"select * from (\n{spec.sql}\n) as check_rows"  # noqa: S608
     result = run_sql(con, spec, sql, spec.bind(overrides))
-    if tuple(result.column_names) != OUTPUT_COLUMNS:
-        raise CheckDefinitionError(
-            f"{spec.path}: returns columns {', '.join(result.column_names)}; a check must "
-            f"return exactly {', '.join(OUTPUT_COLUMNS)}, in that order"
-        )
+    require_shape(spec, result.column_names, [nested_arrow(f.type) for f in result.schema])
     return result
 
 
@@ -152,3 +150,43 @@ def run_sql(
     if result is None:
         raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
     return result
+
+
+_NESTED = {"struct", "list", "map", "union", "array"}
+
+
+def nested_arrow(kind: pa.DataType) -> str | None:
+    nested = pa.types.is_nested(kind) or pa.types.is_union(kind)
+    return str(kind) if nested else None
+
+
+def require_text_columns(
+    con: duckdb.DuckDBPyConnection, spec: CheckSpec, params: dict[str, object]
+) -> None:
+    """Refuse a check whose columns differ from the contract or do not read as text, from
+    its bound query (nothing runs): used to explain a check that failed to run."""
+    try:  # wrapped, as every run is: the file's own text could hold more than a query
+        relation = con.sql(f"select * from (\n{spec.sql}\n) as check_rows", params=params)  # noqa: S608
+    except duckdb.PermissionException as exc:
+        raise outside_the_store(spec, exc) from exc
+    except Exception as exc:  # DuckDB raises several types; name the file in every case
+        raise CheckDefinitionError(f"{spec.path}: the check failed to run: {exc}") from exc
+    if relation is None:
+        raise CheckDefinitionError(f"{spec.path}: the check is not a query that returns rows")
+    nested = [str(kind) if kind.id in _NESTED else None for kind in relation.types]
+    require_shape(spec, list(relation.columns), nested)
+
+
+def require_shape(spec: CheckSpec, columns: Sequence[str], nested: Sequence[str | None]) -> None:
+    """Refuse output columns other than :data:`OUTPUT_COLUMNS`, or of a nested type."""
+    if tuple(columns) != OUTPUT_COLUMNS:
+        raise CheckDefinitionError(
+            f"{spec.path}: returns columns {', '.join(columns)}; a check must "
+            f"return exactly {', '.join(OUTPUT_COLUMNS)}, in that order"
+        )
+    for name, kind in zip(columns, nested, strict=True):
+        if kind is not None:
+            raise CheckDefinitionError(
+                f"{spec.path}: column {name} is {kind}, which does not read as text; "
+                "return JSON text for evidence (to_json(struct_pack(...)))"
+            )

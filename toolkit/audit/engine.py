@@ -41,6 +41,7 @@ from toolkit.audit.lifecycle import (
     register_rows,
 )
 from toolkit.audit.scope import (
+    FRESH_SCHEMA,
     WINDOW_SCHEMA,
     blind_checks,
     plan_scope,
@@ -146,11 +147,18 @@ def run_audit(
         with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
             keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
             split = None if latest_only else split_window(committed, target, compare)
-            memo = None
+            memo = fresh = None
             if cache is not None and split is not None:  # else every check reads it all
                 memo = cache.for_audit(con, production_pattern(con))
                 memo.forget_unused()
-            with _window_scope(con, catalogue.specs, split) as window_path:
+                memo.load(catalogue.specs, catalogue.overrides)
+                fresh = memo.fresh([s.snapshot_id for s in committed], keep)
+            with (
+                _window_scope(con, catalogue.specs, split) as window_path,
+                _window_scope(
+                    con, catalogue.specs, fresh.read if fresh else None, FRESH_SCHEMA
+                ) as new,
+            ):
                 timings["scope"] = time.perf_counter() - started
                 rows = run_checks(
                     con,
@@ -161,6 +169,7 @@ def run_audit(
                     observe=partial,
                     last_observed=last_observed,
                     cache=memo,
+                    fresh=(new, fresh) if new is not None and fresh is not None else None,
                 )
             described = [*keep, *sorted(set(last_observed.values()))]
             build_names(con, described)
@@ -255,17 +264,21 @@ def _blind(
 
 @contextmanager
 def _window_scope(
-    con: duckdb.DuckDBPyConnection, specs: Sequence[CheckSpec], window: Sequence[str] | None
+    con: duckdb.DuckDBPyConnection,
+    specs: Sequence[CheckSpec],
+    window: Sequence[str] | None,
+    schema: str = WINDOW_SCHEMA,
 ) -> Iterator[str | None]:
     """A second scope, of the ``window`` snapshots, when some check can use it (see
-    :func:`run_checks`); yields its search path, or None. ``con`` keeps the outer path."""
+    :func:`run_checks`); yields its search path, or None. ``con`` keeps the outer path.
+    With ``schema=FRESH_SCHEMA``, the third: the snapshots a status cache lacks."""
     chosen = [s for s in specs if s.history != "all"]
     if window is None or not chosen:
         yield None
         return
     path = search_path(con)
     plan = plan_scope(chosen, _row_counts(con, window), _readers(con))
-    with scoped(con, window, plan, schema=WINDOW_SCHEMA) as window_path:
+    with scoped(con, window, plan, schema=schema) as window_path:
         set_search_path(con, path)
         yield window_path
 

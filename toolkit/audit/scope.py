@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CACHE_MAX_ROWS",
     "ENDPOINT_TABLES",
+    "FRESH_SCHEMA",
     "SCOPE_SCHEMA",
     "WINDOW_SCHEMA",
     "ScopePlan",
@@ -60,6 +61,8 @@ __all__ = [
 SCOPE_SCHEMA = "audit_scope"
 WINDOW_SCHEMA = "audit_window"
 """A second scope, of a few snapshots, open inside the first (see ``check_rows.run_checks``)."""
+FRESH_SCHEMA = "audit_fresh"
+"""A third, of the snapshots a status cache holds nothing for (``AuditCache.fresh``)."""
 CACHE_MAX_ROWS = 5_000_000
 """A table with more rows than this in scope is scanned by each check rather than copied."""
 _SHARED = re.compile(r"^--\s*materialize:\s*shared\s*$", re.MULTILINE)

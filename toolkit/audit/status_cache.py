@@ -4,7 +4,8 @@ A committed snapshot never changes, and a check whose header says ``-- history: 
 (or ``previous``) judges a snapshot from it (and the one before) alone. So a full audit
 need not judge the whole history again to know the statuses of the snapshots an earlier
 audit judged: it reads them here and judges only what is new, in the window of the judged
-and compared snapshots that it reads for their full rows anyway (see
+and compared snapshots that it reads for their full rows anyway, and the other snapshots
+it has no entry for in a scope of their own (:meth:`AuditCache.fresh`; see
 :mod:`toolkit.audit.check_rows`). ``history: all`` checks are never cached.
 
 An entry is the status rows of one check for one snapshot: every row that is not ``ok``,
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -54,6 +56,7 @@ __all__ = [
     "ENTRY_SCHEMA",
     "AuditCache",
     "CheckCache",
+    "Fresh",
     "StatusCache",
     "entries_of",
 ]
@@ -123,6 +126,15 @@ class StatusCache:
         )
 
 
+@dataclass(frozen=True)
+class Fresh:
+    """Snapshots to judge outside the window because no entry holds them: ``judged``, and
+    ``read`` (those and the one before each, what a scope of them needs)."""
+
+    judged: tuple[str, ...]
+    read: tuple[str, ...]
+
+
 @dataclass
 class AuditCache:
     """One full audit's entries: which it found, and the warnings of reading and writing."""
@@ -136,6 +148,31 @@ class AuditCache:
     warnings: list[str] = field(default_factory=list)
     reused: dict[str, int] = field(default_factory=dict)
     """Per check id, how many snapshots' statuses came from the cache."""
+    checks: dict[str, CheckCache] = field(default_factory=dict)
+    """The entries of each cached check, once :meth:`load` read them."""
+
+    def load(
+        self, specs: Sequence[CheckSpec], overrides: Mapping[str, Mapping[str, object]]
+    ) -> None:
+        """Read the entries of each check of ``specs`` that is cached."""
+        for spec in specs:
+            if spec.history in CACHED_HISTORIES:
+                self.checks[spec.id] = self.check(spec, spec.bind(overrides.get(spec.id))).load()
+
+    def fresh(self, ordered: Sequence[str], keep: Collection[str]) -> Fresh | None:
+        """The snapshots some check has no entry for, besides the ``keep`` ones (judged in
+        the window): judged in a scope of their own (with the one before each, in
+        ``ordered``, the committed snapshots oldest first). None when there are none, or
+        when they are half the history or more (then it is judged whole)."""
+        missing: set[str] = set()
+        for entries in self.checks.values():
+            missing |= self.snapshot_ids - entries.covered
+        missing -= set(keep)
+        if not missing or 2 * len(missing) >= len(self.snapshot_ids):
+            return None
+        before = {now: was for was, now in itertools.pairwise(ordered)}
+        read = missing | {before[i] for i in missing if i in before}
+        return Fresh(tuple(sorted(missing)), tuple(i for i in ordered if i in read))
 
     @property
     def snapshot_ids(self) -> frozenset[str]:
@@ -212,16 +249,24 @@ class CheckCache:
                 os.utime(self.folder)
         return self
 
+    def missing(self, ids: Collection[str]) -> set[str]:
+        """The snapshots the audit reads that no entry holds, besides ``ids``."""
+        return set(self.audit.snapshot_ids - self.covered - set(ids))
+
     def statuses(
-        self, window: pa.Table, ids: Sequence[str], observed: Collection[str]
+        self,
+        window: pa.Table,
+        ids: Sequence[str],
+        observed: Collection[str],
+        judged: pa.Table | None = None,
     ) -> pa.Table | None:
-        """The check's statuses over the history: the entries found, and the ``window`` rows
-        (:data:`ENTRY_SCHEMA`, every row the window run gave) of the ``ids`` snapshots; None
-        when an entry of another snapshot is missing, or one of ``ids`` judged otherwise than
-        ``window`` does (then the history is judged again and the entries replaced). As the
-        history pass keeps them: rows not ``ok``, and every row of the ``observed`` ones."""
-        if not self.audit.snapshot_ids - self.covered <= set(ids):
-            return None
+        """The check's statuses over the history: the entries found, ``judged`` (the
+        statuses of the snapshots :meth:`missing`, from a scope of their own) and the
+        ``window`` rows (:data:`ENTRY_SCHEMA`, every row the window run gave) of the ``ids``
+        snapshots; None when the cache holds one of ``ids`` and judged it otherwise than
+        ``window`` does (then the history is judged again and the entries replaced). As
+        the history pass keeps them: rows not ``ok``, and every row of the ``observed``
+        ones."""
         both = sorted(self.covered & set(ids))
         partial = self.audit.partial
         if both and not _sorted(entries_of(window, both, partial)).equals(
@@ -237,7 +282,8 @@ class CheckCache:
             ),
         )
         self.audit.reused[self.check_id] = len(self.covered - set(ids))
-        return pa.concat_tables([self.rows.filter(older), window])
+        judged = ENTRY_SCHEMA.empty_table() if judged is None else judged
+        return pa.concat_tables([self.rows.filter(older), judged, window])
 
     def save(self, rows: pa.Table, snapshot_ids: Collection[str], *, replace: bool) -> None:
         """File the entries of ``snapshot_ids`` (``rows``: every row of a partial snapshot,
