@@ -65,6 +65,8 @@ again (2: variables' update times move when a value rotates, and start before da
 FULL_RUNS = 3
 LATEST_RUNS = 5
 COMPARE_RUNS = 3
+WEEK = 7
+"""Snapshots since the last audit in ``cached_week_s``."""
 
 
 def main() -> None:
@@ -323,8 +325,9 @@ def measure_cached(store: Store, catalogue: Catalogue, cold: AuditResult) -> dic
     """Full audits with a status cache (``run_audit(cache=)``), as a daily report meets it:
     yesterday's audit (of every snapshot but the newest: a connection that shows only
     those, judging the one that was newest then) filed its statuses; today's reads them and
-    judges the new snapshot only. Two more runs find nothing new. Each must find what the
-    cold audit found."""
+    judges the new snapshot only. Two more runs find nothing new. Then a weekly audit: the
+    last one saw all but the newest WEEK snapshots. Each must find what the cold audit
+    found."""
     ids = [s.snapshot_id for s in store.snapshots() if s.status in ("complete", "partial")]
     with tempfile.TemporaryDirectory(prefix="bench-status-cache-") as folder:
         cache = StatusCache(Path(folder)).bound(store.url)
@@ -341,7 +344,16 @@ def measure_cached(store: Store, catalogue: Catalogue, cold: AuditResult) -> dic
             if _digest(warm) != expected:
                 raise SystemExit("the audit with a status cache found otherwise than without")
         size = sum(p.stat().st_size for p in Path(folder).rglob("*.parquet"))
+    with tempfile.TemporaryDirectory(prefix="bench-status-cache-") as folder:
+        cache = StatusCache(Path(folder)).bound(store.url)  # last week's audit, then today's
+        run_audit(store.duckdb(ids[:-WEEK]), checks=catalogue, snapshot=ids[-WEEK - 1], cache=cache)
+        started = time.perf_counter()
+        week = run_audit(store, checks=catalogue, cache=cache)
+        week_s = time.perf_counter() - started
+        if _digest(week) != expected:
+            raise SystemExit("the audit with a status cache found otherwise than without")
     return {
+        "cached_week_s": round(week_s, 2),
         "cached_fill_s": round(fill_s, 2),
         "cached_one_new_s": round(runs[0], 2),
         "cached_runs_s": [round(seconds, 2) for seconds in runs],
