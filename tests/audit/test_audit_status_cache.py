@@ -247,6 +247,21 @@ def test_a_connection_showing_some_snapshots_files_only_those(
     assert got.reused == dict.fromkeys(CACHED, DAYS - 2)
 
 
+def test_an_audit_of_some_snapshots_keeps_the_entries_of_the_others(
+    history: History, tmp_path: Path
+) -> None:
+    ids = _ids(history.store)
+    cache = _copy(history, tmp_path)
+    for folder in _check_folders(cache):  # many files: the next save merges them
+        for n in range(8):
+            (folder / f"00000000000000000000-{n}.parquet").write_bytes(b"torn")
+    some = run_audit(history.store.duckdb(ids[2:]), cache=cache)
+    assert some.reused  # the entries of the snapshots it shows
+    got = run_audit(history.store, cache=cache)
+    assert _everything(got) == history.newest
+    assert got.reused == dict.fromkeys(CACHED, DAYS - 2)  # the two it hid were kept
+
+
 @pytest.mark.parametrize("filed", [4, 2])
 def test_snapshots_taken_since_the_last_audit_are_judged_alone(
     history: History, tmp_path: Path, filed: int

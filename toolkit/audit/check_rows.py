@@ -376,8 +376,13 @@ def _status(result: pa.Table, check_id: str) -> pa.Table:
     check = pa.DictionaryArray.from_arrays(
         pa.array(np.zeros(result.num_rows, dtype=np.int32)), pa.array([check_id], pa.string())
     )
-    columns = [_text(result.column(c)).dictionary_encode() for c in STATUS_SCHEMA.names[1:]]
+    columns = [_encoded(result.column(c)) for c in STATUS_SCHEMA.names[1:]]
     return pa.Table.from_arrays([check, *columns], schema=STATUS_SCHEMA)
+
+
+def _encoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A column as dictionaries of text (the status cache's entries already are)."""
+    return column if column.type == _TEXT else _text(column).dictionary_encode()
 
 
 def _as_text(result: pa.Table, check_id: str) -> pa.Table:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -66,6 +67,9 @@ CACHED_HISTORIES = ("snapshot", "previous")
 ENTRY_SCHEMA = pa.schema(
     [("snapshot_id", pa.string()), ("resource_id", pa.string()), ("status", pa.string())]
 )
+_DICTIONARY = pa.dictionary(pa.int32(), pa.string())
+_ENCODED = pa.schema([(name, _DICTIONARY) for name in ENTRY_SCHEMA.names])
+"""The entries as :meth:`CheckCache.read` gives them."""
 _FORMAT = b"platform-audit status cache 1"
 _COVERS = b"platform_audit.covers"
 """Parquet metadata key: the JSON object {snapshot id: token} a file holds entries for."""
@@ -107,20 +111,22 @@ class StatusCache:
         shown = _shown(con)
         tokens = {str(i): f"{i}:{h}:{st}" for i, st, h in rows}
         ordered = [str(i) for i, _, _ in rows]
+        pairs = list(zip([None, *ordered], ordered, strict=False))
+        previous = {now: f"{tokens[now]}|{tokens[was] if was else '-'}" for was, now in pairs}
         # A connection limited to some snapshots (store.duckdb(ids)) still lists them all:
-        # only a snapshot whose rows it shows (and for previous, the one before's too) has
-        # statuses worth filing.
-        previous = {
-            now: f"{tokens[now]}|{tokens[before] if before else '-'}"
-            for before, now in zip([None, *ordered], ordered, strict=False)
-            if now in shown and (before is None or before in shown)
+        # only a snapshot whose rows it shows (and for previous, the one before's too) is
+        # judged here as over the whole store, and may be filed.
+        fileable = {
+            "snapshot": frozenset(shown),
+            "previous": frozenset(n for w, n in pairs if n in shown and (w is None or w in shown)),
         }
         partial = frozenset(str(i) for i, st, _ in rows if st == "partial")
-        tokens = {i: token for i, token in tokens.items() if i in shown}
         store = hashlib.sha256(self.store_url.encode()).hexdigest()[:16]
         return AuditCache(
             self.folder / store,
             {"snapshot": tokens, "previous": previous},
+            fileable,
+            frozenset(shown),
             partial,
             _judging_hash(production),
         )
@@ -142,6 +148,10 @@ class AuditCache:
     folder: Path
     tokens: Mapping[str, Mapping[str, str]]
     """Per cached history kind, each committed snapshot's token."""
+    fileable: Mapping[str, frozenset[str]]
+    """Per cached history kind, the snapshots whose statuses this audit may file."""
+    shown: frozenset[str]
+    """The committed snapshots whose rows the audit reads."""
     partial: frozenset[str]
     judging: str
     """The hash of what every check's entries depend on beside the check itself."""
@@ -177,7 +187,7 @@ class AuditCache:
     @property
     def snapshot_ids(self) -> frozenset[str]:
         """The committed snapshots whose rows the audit reads."""
-        return frozenset(self.tokens["snapshot"])
+        return self.shown
 
     def check(self, spec: CheckSpec, params: Mapping[str, object]) -> CheckCache:
         """The entries of one check, as bound with ``params``."""
@@ -188,7 +198,8 @@ class AuditCache:
                 sort_keys=True,
             ).encode()
         ).hexdigest()[:32]
-        return CheckCache(self, self.folder / key, self.tokens[spec.history], spec.id)
+        kind = spec.history
+        return CheckCache(self, self.folder / key, self.tokens[kind], self.fileable[kind], spec.id)
 
     def forget_unused(self) -> None:
         """Remove the store's check folders unused for :data:`_UNUSED_DAYS` days."""
@@ -209,45 +220,62 @@ class CheckCache:
     audit: AuditCache
     folder: Path
     tokens: Mapping[str, str]
+    fileable: frozenset[str]
     check_id: str
-    rows: pa.Table = field(default_factory=ENTRY_SCHEMA.empty_table)
-    """The entries found, of the snapshots in :attr:`covered`."""
     covered: frozenset[str] = frozenset()
+    """The snapshots whose entries were found (:meth:`read` reads their rows)."""
+    _parts: list[tuple[Path, frozenset[str]]] = field(default_factory=list)
+    _rows: pa.Table | None = None
     _read: list[Path] = field(default_factory=list)
     _stale: bool = False
 
     def load(self) -> CheckCache:
-        """Read the check's files; keep the entries whose tokens still match."""
+        """Find the check's files and the entries in them whose tokens still match (each
+        file's footer only: :meth:`read` reads the rows when they are needed)."""
         try:
             paths = sorted(self.folder.glob("*.parquet"))
         except OSError as exc:
             self.audit.warnings.append(f"status cache {self.folder} not read ({exc})")
             return self
         covered: set[str] = set()
-        parts = []
         for path in paths:
             self._read.append(path)
             try:
-                table = pq.read_table(path)
-                covers = json.loads((table.schema.metadata or {})[_COVERS])
+                schema = pq.read_schema(path)
+                covers = json.loads((schema.metadata or {})[_COVERS])
             except (OSError, KeyError, ValueError, pa.ArrowException):
                 self._stale = True  # a torn or foreign file: replaced at the next save
                 continue
-            if table.schema.remove_metadata() != ENTRY_SCHEMA or not isinstance(covers, dict):
+            if schema.remove_metadata() != ENTRY_SCHEMA or not isinstance(covers, dict):
                 self._stale = True
                 continue
             valid = {i for i, t in covers.items() if self.tokens.get(i) == t} - covered
             self._stale = self._stale or len(valid) < len(covers)
             if valid:
                 covered |= valid
-                keep = pc.is_in(table.column("snapshot_id"), pa.array(sorted(valid), pa.string()))
-                parts.append(table.filter(keep))
-        self.rows = pa.concat_tables([ENTRY_SCHEMA.empty_table(), *parts])
+                self._parts.append((path, frozenset(valid)))
         self.covered = frozenset(covered)
         if covered:  # in use: not one of the folders forget_unused() removes
             with contextlib.suppress(OSError):
                 os.utime(self.folder)
         return self
+
+    def read(self) -> pa.Table | None:
+        """The entries found (:data:`ENTRY_SCHEMA` as dictionaries: ids repeat a lot), or
+        None when a file can no longer be read (then none are used, and the next save
+        replaces them all)."""
+        if self._rows is None:
+            parts = []
+            for path, valid in self._parts:
+                try:
+                    table = pq.read_table(path, read_dictionary=ENTRY_SCHEMA.names)
+                except (OSError, pa.ArrowException):
+                    self._stale, self.covered, self._parts = True, frozenset(), []
+                    return None
+                wanted = pc.is_in(table.column("snapshot_id"), pa.array(sorted(valid), pa.string()))
+                parts.append(_compacted(table.filter(wanted).replace_schema_metadata(None)))
+            self._rows = pa.concat_tables([_ENCODED.empty_table(), *parts])
+        return self._rows
 
     def missing(self, ids: Collection[str]) -> set[str]:
         """The snapshots the audit reads that no entry holds, besides ``ids``."""
@@ -267,38 +295,43 @@ class CheckCache:
         ``window`` does (then the history is judged again and the entries replaced). As
         the history pass keeps them: rows not ``ok``, and every row of the ``observed``
         ones."""
+        cached = self.read()
+        if cached is None:
+            return None
         both = sorted(self.covered & set(ids))
         partial = self.audit.partial
         if both and not _sorted(entries_of(window, both, partial)).equals(
-            _sorted(entries_of(self.rows, both, partial))
+            _sorted(entries_of(cached, both, partial))
         ):
             return None
-        snapshot = self.rows.column("snapshot_id")
-        older = pc.and_(
-            pc.invert(pc.is_in(snapshot, pa.array(ids, pa.string()))),
+        older = sorted(self.covered & self.audit.shown - set(ids))  # not a hidden one
+        snapshot = cached.column("snapshot_id")
+        chosen = pc.and_(
+            pc.is_in(snapshot, pa.array(older, pa.string())),
             pc.or_(
-                pc.not_equal(self.rows.column("status"), "ok"),
+                pc.not_equal(cached.column("status"), "ok"),
                 pc.is_in(snapshot, pa.array(sorted(observed), pa.string())),
             ),
         )
-        self.audit.reused[self.check_id] = len(self.covered - set(ids))
-        judged = ENTRY_SCHEMA.empty_table() if judged is None else judged
-        return pa.concat_tables([self.rows.filter(older), judged, window])
+        self.audit.reused[self.check_id] = len(older)
+        new = [window, *([judged] if judged is not None else [])]
+        return pa.concat_tables([cached.filter(chosen), *(_encoded(t) for t in new)])
 
     def save(self, rows: pa.Table, snapshot_ids: Collection[str], *, replace: bool) -> None:
         """File the entries of ``snapshot_ids`` (``rows``: every row of a partial snapshot,
         the other rows that are not ``ok``). ``replace`` writes the found entries and the new
         ones as one file and removes the files read, as does a save after stale files or
         with :data:`_MAX_FILES` files already there."""
-        filed = set(snapshot_ids) & set(self.tokens)  # a snapshot with a token: see for_audit
+        filed = set(snapshot_ids) & self.fileable  # judged as over the whole store
         new = sorted(filed) if replace else sorted(filed - self.covered)
         merge = replace or self._stale or len(self._read) >= _MAX_FILES
         if not new and not merge:
             return
         entries = entries_of(rows, new, self.audit.partial)
-        if merge and not replace:
-            kept = sorted(self.covered - set(new))
-            entries = pa.concat_tables([entries_of(self.rows, kept, self.audit.partial), entries])
+        cached = self.read() if merge else None
+        if cached is not None:  # kept: every other entry (replacing, the hidden ones only)
+            kept = sorted(self.covered - set(new) - (self.audit.shown if replace else set()))
+            entries = pa.concat_tables([entries_of(cached, kept, self.audit.partial), entries])
             new = sorted({*new, *kept})
         covers = json.dumps({i: self.tokens[i] for i in new}).encode()
         try:
@@ -338,6 +371,33 @@ def _shown(con: duckdb.DuckDBPyConnection) -> set[str]:
             "select snapshot_id from snapshots where status in ('complete', 'partial')"
         ).fetchall()
     return {str(row[0]) for row in rows}
+
+
+def _encoded(table: pa.Table) -> pa.Table:
+    """``table`` (:data:`ENTRY_SCHEMA`) with dictionary columns, as :meth:`CheckCache.read`
+    gives them."""
+    return pa.Table.from_arrays(
+        [table.column(name).dictionary_encode() for name in ENTRY_SCHEMA.names], schema=_ENCODED
+    )
+
+
+def _compacted(table: pa.Table) -> pa.Table:
+    """``table`` with each dictionary holding only the values its rows use: a filtered
+    dictionary keeps them all, and a snapshot id the audit does not know (an entry of
+    another store's) would then look like one of the rows (see check_rows._require_values)."""
+    columns = []
+    for column in table.columns:
+        chunks = []
+        for chunk in column.chunks:
+            indices = chunk.indices.to_numpy(zero_copy_only=False)
+            used = np.zeros(len(chunk.dictionary), dtype=bool)
+            used[indices] = True
+            places = (np.cumsum(used) - 1).astype(np.int32)
+            chunks.append(
+                pa.DictionaryArray.from_arrays(places[indices], chunk.dictionary.filter(used))
+            )
+        columns.append(pa.chunked_array(chunks, type=_DICTIONARY))
+    return pa.Table.from_arrays(columns, schema=_ENCODED)
 
 
 def _sorted(table: pa.Table) -> pa.Table:
