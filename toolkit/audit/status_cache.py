@@ -77,8 +77,15 @@ _MAX_FILES = 8
 """A check's files are merged into one when a save would make more."""
 _UNUSED_DAYS = 30
 """A check's folder unused this long (another version, other thresholds) is removed."""
-_JUDGING_CODE = ("check_rows.py", "scope.py", "status_cache.py")
-"""The engine's files whose code decides what an entry holds."""
+_JUDGING_CODE = (
+    "check_rows.py",
+    "engine.py",
+    "scope.py",
+    "snapshots_chosen.py",
+    "status_cache.py",
+)
+"""The engine's files whose code decides what an entry holds (where each snapshot is
+judged, and what is kept of its rows)."""
 
 
 @dataclass(frozen=True)
@@ -328,9 +335,10 @@ class CheckCache:
         if not new and not merge:
             return
         entries = entries_of(rows, new, self.audit.partial)
-        cached = self.read() if merge else None
-        if cached is not None:  # kept: every other entry (replacing, the hidden ones only)
-            kept = sorted(self.covered - set(new) - (self.audit.shown if replace else set()))
+        # kept: every other entry (when replacing, those of snapshots this audit did not see)
+        kept = sorted(self.covered - set(new) - (self.audit.shown if replace else set()))
+        cached = self.read() if merge and kept else None
+        if cached is not None:
             entries = pa.concat_tables([entries_of(cached, kept, self.audit.partial), entries])
             new = sorted({*new, *kept})
         covers = json.dumps({i: self.tokens[i] for i in new}).encode()
