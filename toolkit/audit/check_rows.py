@@ -274,6 +274,7 @@ def _split_check_rows(
     try:
         rows = _run_in(con, spec, rows_sql, params, (window, history))
         require_shape(spec, rows.column_names, [nested_arrow(f.type) for f in rows.schema])
+        judged_here = _identity(rows)
         if entries is not None:
             missing = entries.missing(ids)
             if missing and fresh is not None and missing <= fresh[2]:
@@ -282,7 +283,7 @@ def _split_check_rows(
                 wanted = pa.array(sorted(missing), pa.string())
                 judged = found.filter(pc.is_in(found.column("snapshot_id"), wanted))
             if not missing or judged is not None:
-                reused = entries.statuses(_identity(rows), ids, observed_ids, judged)
+                reused = entries.statuses(judged_here, ids, observed_ids, judged)
         statuses = reused if reused is not None else run_sql(con, spec, statuses_sql, params)
     except CheckDefinitionError:
         require_text_columns(con, spec, params)  # a wrong shape gets the precise message
@@ -290,14 +291,12 @@ def _split_check_rows(
     if reused is None:
         _require_same_judgement(spec, statuses, rows, ids)
     if entries is not None:  # what was judged, for the next audit
-        audit = entries.audit
-        if reused is None:  # every snapshot whose entry the history pass built whole
-            whole = [i for i in audit.snapshot_ids if i not in audit.partial or i in observed_ids]
-            entries.save(_identity(statuses), whole, replace=True)
+        if reused is None:
+            everything = entries.audit.snapshot_ids
+            entries.save(_identity(statuses), everything, observed_ids, replace=True)
         else:
-            whole = [i for i in missing if i not in audit.partial or i in observed_ids]
-            filed = [_identity(rows), *([judged] if judged is not None else [])]
-            entries.save(pa.concat_tables(filed), [*whole, *ids], replace=False)
+            filed = pa.concat_tables([judged_here, *([judged] if judged is not None else [])])
+            entries.save(filed, [*missing, *ids], observed_ids, replace=False)
     return _status(statuses, spec.id), _as_text(rows, spec.id), time.perf_counter() - started
 
 

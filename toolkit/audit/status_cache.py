@@ -324,12 +324,23 @@ class CheckCache:
         new = [window, *([judged] if judged is not None else [])]
         return pa.concat_tables([cached.filter(chosen), *(_encoded(t) for t in new)])
 
-    def save(self, rows: pa.Table, snapshot_ids: Collection[str], *, replace: bool) -> None:
-        """File the entries of ``snapshot_ids`` (``rows``: every row of a partial snapshot,
-        the other rows that are not ``ok``). ``replace`` writes the found entries and the new
-        ones as one file and removes the files read, as does a save after stale files or
-        with :data:`_MAX_FILES` files already there."""
-        filed = set(snapshot_ids) & self.fileable  # judged as over the whole store
+    def save(
+        self,
+        rows: pa.Table,
+        snapshot_ids: Collection[str],
+        observed: Collection[str],
+        *,
+        replace: bool,
+    ) -> None:
+        """File the entries of ``snapshot_ids`` from ``rows`` (every row that is not ``ok``;
+        every row of the ``observed`` snapshots too, so a partial snapshot's entry is whole
+        only when it is one of them). ``replace`` writes the found entries and the new ones
+        as one file and removes the files read, as does a save after stale files or with
+        :data:`_MAX_FILES` files already there."""
+        partial, seen = self.audit.partial, set(observed)
+        filed = {  # judged as over the whole store, with every row an entry holds
+            i for i in snapshot_ids if i in self.fileable and (i not in partial or i in seen)
+        }
         new = sorted(filed) if replace else sorted(filed - self.covered)
         merge = replace or self._stale or len(self._read) >= _MAX_FILES
         if not new and not merge:
