@@ -32,8 +32,13 @@ lint: install
 typecheck: install
 	$(BIN)/mypy toolkit
 
+# The tests run in two processes on CI's two cores (pytest-xdist: one per core, at most four),
+# half the time of one: most of the suite is single-threaded Python and DuckDB on small data.
+# A module's tests stay in one process (--dist loadscope), so its fixtures are built once.
+# `make test TEST_WORKERS=0` runs them in this process.
+TEST_WORKERS ?= auto
 pytest: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --maxprocesses 4 --dist loadscope
 
 sim: install
 	$(BIN)/platform-audit sim serve
