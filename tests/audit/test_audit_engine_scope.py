@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pytest
 from engine_world import engine_catalogue, history, write_store
 
-from toolkit.audit import Catalogue, CheckDefinitionError, run_audit, run_check
+from toolkit.audit import Catalogue, CheckDefinitionError, engine, run_audit, run_check
 from toolkit.audit.check_file import parse_check
 from toolkit.audit.check_run import ensure_views
 from toolkit.audit.scope import plan_scope
+from toolkit.audit.snapshots_chosen import committed_snapshots
 from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 from toolkit.snapshot import SNAPSHOT_TABLES
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from pathlib import Path
 
     from toolkit.audit import AuditResult
+    from toolkit.snapshot import Store
 
 
 def _status_rows(rows: pa.Table) -> set[tuple[str, str, str, str]]:
@@ -126,6 +129,36 @@ def test_checks_reading_a_short_history_read_a_window_and_give_the_same_result(
     expected = run_audit(fixture_connection(history()), checks=whole, compare_to=compare)
     got = run_audit(fixture_connection(history()), checks=short, compare_to=compare)
     assert _everything(got) == _everything(expected)
+    assert len(got.findings) > 0
+
+
+@pytest.mark.parametrize("compare_to", [None, 0], ids=["previous", "oldest"])
+def test_a_store_audit_reads_its_window_from_those_snapshots_files_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compare_to: int | None
+) -> None:
+    store = write_store(tmp_path / "store", history())
+    ids = [s.snapshot_id for s in committed_snapshots(store.duckdb())]
+    assert len(ids) == 4
+    compare = None if compare_to is None else ids[compare_to]
+    short = _with_history(
+        engine_catalogue(), {"TST001": "snapshot", "TST002": "snapshot", "TST003": "previous"}
+    )
+    opened: list[list[str] | None] = []
+    real = engine.connect
+
+    def connect(store: Store, ids: Collection[str] | None = None, rows: object = None) -> Any:
+        opened.append(None if ids is None else sorted(ids))
+        return real(store, ids, rows)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "connect", connect)
+    got = run_audit(store, checks=short, compare_to=compare)
+    # the whole history, then the window: the judged and compared snapshots and the one
+    # before each
+    window = sorted({ids[3], ids[2], *((ids[1],) if compare is None else (ids[0],))})
+    assert opened == [None, window]
+    monkeypatch.undo()
+    on_one_connection = run_audit(store.duckdb(), checks=short, compare_to=compare)
+    assert _everything(got) == _everything(on_one_connection)
     assert len(got.findings) > 0
 
 

@@ -34,12 +34,12 @@ from toolkit.audit.check_run import (
     run_sql,
     set_production,
 )
-from toolkit.audit.scope import search_path, set_search_path, snapshot_filter
+from toolkit.audit.scope import Scope, search_path, set_search_path, snapshot_filter
 from toolkit.audit.status_cache import ENTRY_SCHEMA
 from toolkit.errors import CheckDefinitionError
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
     import duckdb
 
@@ -90,11 +90,11 @@ def run_checks(
     keep: Sequence[str],
     timings: dict[str, float] | None = None,
     workers: int = CHECK_WORKERS,
-    window: str | None = None,
+    window: Scope | None = None,
     observe: Collection[str] = (),
     last_observed: Mapping[str, str] | None = None,
     cache: AuditCache | None = None,
-    fresh: tuple[str, Fresh] | None = None,
+    fresh: tuple[Scope, Fresh] | None = None,
 ) -> CheckRows:
     """Every check of ``catalogue`` on ``con``; full rows kept for the ``keep`` snapshot ids
     (the judged one first, then the compared one).
@@ -109,8 +109,9 @@ def run_checks(
     same search path): one check's single-threaded stretches (a sort's merge, the Arrow
     conversion) leave a core to the other. Results come back in catalogue order.
 
-    ``window`` is the search path of a scope holding the ``keep`` snapshots and the one
-    before each (``scoped(..., schema=WINDOW_SCHEMA)``): a check whose header says
+    ``window`` is a scope holding the ``keep`` snapshots and the one before each
+    (``scoped(..., schema=WINDOW_SCHEMA)``, on ``con`` or on a connection of those
+    snapshots' files: its queries then plan no other file): a check whose header says
     ``-- history: snapshot`` or ``previous`` then runs twice, for the statuses of every
     snapshot (identity and status only, so no text is built) and in the window for the
     full rows of ``keep``, which must judge those snapshots exactly as the first run did.
@@ -124,7 +125,7 @@ def run_checks(
     ``cache`` (a full audit of a store: see :mod:`toolkit.audit.status_cache`) holds what
     such a check said of snapshots judged before (:meth:`AuditCache.load` read them): the
     check then runs in the window, and over the snapshots it holds no entry for in the
-    scope ``fresh`` names (its search path, and those snapshots: ``AuditCache.fresh``),
+    scope ``fresh`` names (the scope, and those snapshots: ``AuditCache.fresh``),
     not over the whole history; what it said of the snapshots judged there is filed for
     the next audit.
     """
@@ -143,20 +144,17 @@ def run_checks(
         snapshot_id: snapshot_filter(con, [snapshot_id], f"{_LAST_OBSERVED_TABLE}_{n}")
         for n, snapshot_id in enumerate(sorted(set(last.values())))
     }
-    path = search_path(con)
+    history = Scope(con, search_path(con))
+    scopes = [history, *(s for s in (window, new[0] if new else None) if s is not None)]
     production = production_pattern(con)
-    cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
+    cursors: queue.SimpleQueue[_Cursors] = queue.SimpleQueue()
     for _ in range(max(1, workers)):
-        cursor = con.cursor()  # a connection of its own: search path and production set again
-        if path:
-            set_search_path(cursor, path)
-        set_production(cursor, production)
-        cursors.put(cursor)
+        cursors.put(_Cursors(scopes, production))
 
     known = {str(row[0]) for row in con.execute("select snapshot_id from snapshots").fetchall()}
 
     def one(spec: CheckSpec) -> tuple[pa.Table, pa.Table, float]:
-        cursor = cursors.get()
+        worker = cursors.get()
         overrides = catalogue.overrides.get(spec.id)
         try:
             filters = (kept, observed, described)
@@ -164,18 +162,19 @@ def run_checks(
                 also = earlier[last[spec.id]]
                 text = _described(judged, f"({kept} or {also})")
                 done = _check_rows(
-                    cursor, spec, overrides, [*ids, last[spec.id]], (kept, observed, text)
-                )
+                    worker.on(history), spec, overrides, [*ids, last[spec.id]],
+                    (kept, observed, text),
+                )  # fmt: skip
             elif window is not None and spec.history != "all":
-                paths = (path, window)
                 entries = cache.checks.get(spec.id) if cache is not None else None
                 done = _split_check_rows(
-                    cursor, spec, overrides, ids, filters, paths, entries, [*ids, *extra], new
-                )
+                    worker.on, spec, overrides, ids, filters, (history, window), entries,
+                    [*ids, *extra], new,
+                )  # fmt: skip
             else:
-                done = _check_rows(cursor, spec, overrides, ids, filters)
+                done = _check_rows(worker.on(history), spec, overrides, ids, filters)
         finally:
-            cursors.put(cursor)
+            cursors.put(worker)
         _require_values(spec, done[0], known)
         return done
 
@@ -191,6 +190,27 @@ def run_checks(
     status = [STATUS_SCHEMA.empty_table(), *(rows for rows, _, _ in done)]
     details = [ROW_SCHEMA.empty_table(), *(rows for _, rows, _ in done)]
     return CheckRows(pa.concat_tables(status), pa.concat_tables(details))
+
+
+class _Cursors:
+    """A check worker's cursors, one for each connection its scopes are on (a cursor is a
+    connection of its own: the production pattern is set again); :meth:`on` gives a
+    scope's cursor with the scope's search path set."""
+
+    def __init__(self, scopes: Iterable[Scope], production: str | None) -> None:
+        self._cursors: dict[int, tuple[duckdb.DuckDBPyConnection, list[str]]] = {}
+        for scope in scopes:
+            if id(scope.con) not in self._cursors:
+                cursor = scope.con.cursor()
+                set_production(cursor, production)
+                self._cursors[id(scope.con)] = (cursor, [""])  # its path: none set yet
+
+    def on(self, scope: Scope) -> duckdb.DuckDBPyConnection:
+        cursor, path = self._cursors[id(scope.con)]
+        if path[0] != scope.path:
+            set_search_path(cursor, scope.path)
+            path[0] = scope.path
+        return cursor
 
 
 def _described(judged: str, alarms_of: str) -> str:
@@ -240,24 +260,25 @@ def _rows_of(result: pa.Table, ids: Sequence[str]) -> pa.Table:
 
 
 def _split_check_rows(
-    con: duckdb.DuckDBPyConnection,
+    on: Callable[[Scope], duckdb.DuckDBPyConnection],
     spec: CheckSpec,
     overrides: Mapping[str, object] | None,
     ids: Sequence[str],
     filters: tuple[str, str, str],
-    paths: tuple[str, str],
+    scopes: tuple[Scope, Scope],
     entries: CheckCache | None = None,
     observed_ids: Collection[str] = (),
-    fresh: tuple[str, str, frozenset[str]] | None = None,
+    fresh: tuple[Scope, str, frozenset[str]] | None = None,
 ) -> tuple[pa.Table, pa.Table, float]:
     """:func:`_check_rows` for a check judging a snapshot from it and the one before at
-    most: statuses over the history (``paths[0]``), full rows in the window (``paths[1]``).
-    With cached ``entries`` for every snapshot but the ``ids`` ones and those the scope
-    ``fresh`` (its search path, the predicate of the snapshots it judges, their ids) holds, and
-    agreeing with the window on those it holds, the history is not judged again."""
+    most: statuses over the history (``scopes[0]``), full rows in the window (``scopes[1]``),
+    each query on the cursor ``on`` gives for its scope. With cached ``entries`` for every
+    snapshot but the ``ids`` ones and those the scope ``fresh`` (the scope, the predicate
+    of the snapshots it judges, their ids) holds, and agreeing with the window on those it
+    holds, the history is not judged again."""
     started = time.perf_counter()
     params = spec.bind(overrides)
-    history, window = paths
+    history, window = scopes
     kept, observed, described = filters
     # The check's SQL is code from a check file, never a value; values are parameters.
     statuses_sql = (
@@ -272,21 +293,23 @@ def _split_check_rows(
     reused = judged = None
     missing: set[str] = set()
     try:
-        rows = _run_in(con, spec, rows_sql, params, (window, history))
+        rows = run_sql(on(window), spec, rows_sql, params)
         require_shape(spec, rows.column_names, [nested_arrow(f.type) for f in rows.schema])
         judged_here = _identity(rows)
         if entries is not None:
             missing = entries.missing(ids)
             if missing and fresh is not None and missing <= fresh[2]:
                 sql = f"{statuses_sql} and {fresh[1]}"
-                found = _identity(_run_in(con, spec, sql, params, (fresh[0], history)))
+                found = _identity(run_sql(on(fresh[0]), spec, sql, params))
                 wanted = pa.array(sorted(missing), pa.string())
                 judged = found.filter(pc.is_in(found.column("snapshot_id"), wanted))
             if not missing or judged is not None:
                 reused = entries.statuses(judged_here, ids, observed_ids, judged)
-        statuses = reused if reused is not None else run_sql(con, spec, statuses_sql, params)
+        statuses = (
+            reused if reused is not None else run_sql(on(history), spec, statuses_sql, params)
+        )
     except CheckDefinitionError:
-        require_text_columns(con, spec, params)  # a wrong shape gets the precise message
+        require_text_columns(on(history), spec, params)  # the precise message for a wrong shape
         raise
     if reused is None:
         _require_same_judgement(spec, statuses, rows, ids)
@@ -298,21 +321,6 @@ def _split_check_rows(
             filed = pa.concat_tables([judged_here, *([judged] if judged is not None else [])])
             entries.save(filed, [*missing, *ids], observed_ids, replace=False)
     return _status(statuses, spec.id), _as_text(rows, spec.id), time.perf_counter() - started
-
-
-def _run_in(
-    con: duckdb.DuckDBPyConnection,
-    spec: CheckSpec,
-    sql: str,
-    params: Mapping[str, object],
-    paths: tuple[str, str],
-) -> pa.Table:
-    """``sql`` run with the search path ``paths[0]``, then ``paths[1]`` again."""
-    set_search_path(con, paths[0])
-    try:
-        return run_sql(con, spec, sql, params)
-    finally:
-        set_search_path(con, paths[1])
 
 
 def _identity(table: pa.Table) -> pa.Table:

@@ -43,6 +43,7 @@ from toolkit.audit.lifecycle import (
 from toolkit.audit.scope import (
     FRESH_SCHEMA,
     WINDOW_SCHEMA,
+    Scope,
     blind_checks,
     plan_scope,
     scoped,
@@ -56,8 +57,13 @@ from toolkit.audit.snapshots_chosen import (
     split_window,
 )
 from toolkit.audit.waivers import apply_waivers, require_known_checks, waivers_from
-from toolkit.snapshot import Store
-from toolkit.snapshot.views import store_read_failure, store_unreadable
+from toolkit.snapshot import Store, id_list_literal
+from toolkit.snapshot.views import (
+    VISIBLE_STATUSES,
+    connect,
+    store_read_failure,
+    store_unreadable,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -125,7 +131,7 @@ def run_audit(
         require_known_checks(chosen, _known_ids(catalogue, settings), str(where or "waivers"))
     started = time.perf_counter()
     with _store_reads():  # a data file gone, or S3 failing: the store, not a check
-        con = _connection(source, latest_only, snapshot, compare_to)
+        con, snapshot_rows = _connection(source, latest_only, snapshot, compare_to)
         ensure_views(con, production=settings.production_pattern if settings else None)
         if isinstance(source, Store):  # a connection of ours: a caller's is left as it is
             confine(con, source.url)
@@ -153,10 +159,14 @@ def run_audit(
                 memo.forget_unused()
                 memo.load(catalogue.specs, catalogue.overrides)
                 fresh = memo.fresh([s.snapshot_id for s in committed], keep)
+            # A store's window and fresh scope are connections of their snapshots' files.
+            files = None
+            if isinstance(source, Store) and snapshot_rows is not None:
+                files = (source, snapshot_rows)
             with (
-                _window_scope(con, catalogue.specs, split) as window_path,
+                _window_scope(con, catalogue.specs, split, files=files) as window_scope,
                 _window_scope(
-                    con, catalogue.specs, fresh.read if fresh else None, FRESH_SCHEMA
+                    con, catalogue.specs, fresh.read if fresh else None, FRESH_SCHEMA, files
                 ) as new,
             ):
                 timings["scope"] = time.perf_counter() - started
@@ -165,7 +175,7 @@ def run_audit(
                     catalogue,
                     keep,
                     timings,
-                    window=window_path,
+                    window=window_scope,
                     observe=partial,
                     last_observed=last_observed,
                     cache=memo,
@@ -268,19 +278,38 @@ def _window_scope(
     specs: Sequence[CheckSpec],
     window: Sequence[str] | None,
     schema: str = WINDOW_SCHEMA,
-) -> Iterator[str | None]:
+    files: tuple[Store, pa.Table] | None = None,
+) -> Iterator[Scope | None]:
     """A second scope, of the ``window`` snapshots, when some check can use it (see
-    :func:`run_checks`); yields its search path, or None. ``con`` keeps the outer path.
-    With ``schema=FRESH_SCHEMA``, the third: the snapshots a status cache lacks."""
+    :func:`run_checks`); yields it, or None. With ``schema=FRESH_SCHEMA``, the third: the
+    snapshots a status cache lacks.
+
+    With ``files`` (the audited store and its snapshots rows), the scope is on a connection
+    of its own that opens only those snapshots' files, as a latest-only audit's does: on
+    ``con``, each query over a few snapshots still plans every table over all of the
+    history's files (40 window queries of a 90-snapshot store: 2.9 s against 1.1-1.5 s).
+    Else it is on ``con``, which keeps its search path."""
     chosen = [s for s in specs if s.history != "all"]
     if window is None or not chosen:
         yield None
+        return
+    if files is not None and id_list_literal(window) is not None:  # else a table of ids
+        store, rows = files
+        own = connect(store, window, rows)
+        try:
+            ensure_views(own, production=production_pattern(con))
+            confine(own, store.url)
+            plan = plan_scope(chosen, _row_counts(own, window), _readers(own))
+            with scoped(own, window, plan, schema=schema, tables_limited=True) as own_path:
+                yield Scope(own, own_path)
+        finally:
+            own.close()
         return
     path = search_path(con)
     plan = plan_scope(chosen, _row_counts(con, window), _readers(con))
     with scoped(con, window, plan, schema=schema) as window_path:
         set_search_path(con, path)
-        yield window_path
+        yield Scope(con, window_path)
 
 
 def _connection(
@@ -288,16 +317,14 @@ def _connection(
     latest_only: bool,
     snapshot: str | None,
     compare_to: str | None,
-) -> duckdb.DuckDBPyConnection:
-    """The source's connection; for a latest-only audit of a store, one that opens only the
-    files of the snapshots the audit reads."""
+) -> tuple[duckdb.DuckDBPyConnection, pa.Table | None]:
+    """The source's connection, and a store's snapshots rows; for a latest-only audit of a
+    store, one that opens only the files of the snapshots the audit reads."""
     if not isinstance(source, Store):
-        return source
+        return source, None
+    rows = source._snapshot_rows()  # read once: every connection gets the same table
     if not latest_only:
-        return source.duckdb()
-    from toolkit.snapshot.views import VISIBLE_STATUSES, connect
-
-    rows = source._snapshot_rows()  # read once: the connection gets the same table
+        return connect(source, None, rows), rows
     committed = [
         SnapshotRef(str(r["snapshot_id"]), int(r["seq"]), r["snapshot_at"], str(r["status"]))
         for r in rows.select(["snapshot_id", "seq", "snapshot_at", "status"]).to_pylist()
@@ -306,7 +333,7 @@ def _connection(
     committed.sort(key=lambda s: s.seq)
     target, compare = select_snapshots(committed, snapshot, compare_to)
     window = [s.snapshot_id for s in reach(committed, target, compare)]
-    return connect(source, window, rows)
+    return connect(source, window, rows), rows
 
 
 def _row_counts(con: duckdb.DuckDBPyConnection, ids: Sequence[str] | None) -> dict[str, int]:

@@ -49,6 +49,7 @@ __all__ = [
     "FRESH_SCHEMA",
     "SCOPE_SCHEMA",
     "WINDOW_SCHEMA",
+    "Scope",
     "ScopePlan",
     "blind_checks",
     "plan_scope",
@@ -83,6 +84,15 @@ ENDPOINT_TABLES: dict[str, tuple[str, ...]] = {
 A listing of the hierarchy (teams, projects, environments, services) or an endpoint not
 named here leaves every table short: what hangs below it was never asked for."""
 """Readers (see ``toolkit.snapshot.views``) whose tables are worth copying into DuckDB."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a query runs: a connection, and the search path of a scope open on it (the
+    window's and the fresh scope's may be on connections of their own: see ``run_audit``)."""
+
+    con: duckdb.DuckDBPyConnection
+    path: str
 
 
 @dataclass(frozen=True)
