@@ -315,7 +315,7 @@ def _split_check_rows(
         _require_same_judgement(spec, statuses, rows, ids)
     if entries is not None:  # what was judged, for the next audit
         if reused is None:
-            everything = entries.audit.snapshot_ids
+            everything = entries.audit.shown
             entries.save(_identity(statuses), everything, observed_ids, replace=True)
         else:
             filed = pa.concat_tables([judged_here, *([judged] if judged is not None else [])])

@@ -183,18 +183,13 @@ class AuditCache:
         when they are half the history or more (then it is judged whole)."""
         missing: set[str] = set()
         for entries in self.checks.values():
-            missing |= self.snapshot_ids - entries.covered
+            missing |= self.shown - entries.covered
         missing -= set(keep)
-        if not missing or 2 * len(missing) >= len(self.snapshot_ids):
+        if not missing or 2 * len(missing) >= len(self.shown):
             return None
         before = {now: was for was, now in itertools.pairwise(ordered)}
         read = missing | {before[i] for i in missing if i in before}
         return Fresh(tuple(sorted(missing)), tuple(i for i in ordered if i in read))
-
-    @property
-    def snapshot_ids(self) -> frozenset[str]:
-        """The committed snapshots whose rows the audit reads."""
-        return self.shown
 
     def check(self, spec: CheckSpec, params: Mapping[str, object]) -> CheckCache:
         """The entries of one check, as bound with ``params``."""
@@ -286,7 +281,7 @@ class CheckCache:
 
     def missing(self, ids: Collection[str]) -> set[str]:
         """The snapshots the audit reads that no entry holds, besides ``ids``."""
-        return set(self.audit.snapshot_ids - self.covered - set(ids))
+        return set(self.audit.shown - self.covered - set(ids))
 
     def statuses(
         self,
