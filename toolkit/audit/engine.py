@@ -159,9 +159,12 @@ def run_audit(
                 memo.forget_unused()
                 memo.load(catalogue.specs, catalogue.overrides)
                 fresh = memo.fresh([s.snapshot_id for s in committed], keep)
-            # A store's window and fresh scope are connections of their snapshots' files.
+            # A store's window and fresh scope are connections of their snapshots' files,
+            # when every id can be written out (else the check_rows predicates read tables
+            # of ids that only `con` has).
             files = None
-            if isinstance(source, Store) and snapshot_rows is not None:
+            literal = id_list_literal([s.snapshot_id for s in committed]) is not None
+            if isinstance(source, Store) and snapshot_rows is not None and literal:
                 files = (source, snapshot_rows)
             with (
                 _window_scope(con, catalogue.specs, split, files=files) as window_scope,
@@ -293,7 +296,7 @@ def _window_scope(
     if window is None or not chosen:
         yield None
         return
-    if files is not None and id_list_literal(window) is not None:  # else a table of ids
+    if files is not None:
         store, rows = files
         own = connect(store, window, rows)
         try:
