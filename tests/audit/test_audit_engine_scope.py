@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pyarrow as pa
 import pytest
 from engine_world import engine_catalogue, history, write_store
@@ -160,6 +161,33 @@ def test_a_store_audit_reads_its_window_from_those_snapshots_files_alone(
     on_one_connection = run_audit(store.duckdb(), checks=short, compare_to=compare)
     assert _everything(got) == _everything(on_one_connection)
     assert len(got.findings) > 0
+
+
+def test_an_audit_that_fails_early_closes_the_window_connection_it_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The window's connection opens in a thread while the outer scope is built; an error
+    # before the checks take it must not leave it open.
+    store = write_store(tmp_path / "store", history())
+    short = _with_history(engine_catalogue(), {"TST001": "snapshot"})
+    opened: list[duckdb.DuckDBPyConnection] = []
+    real = engine.connect
+
+    def connect(store: Store, ids: Collection[str] | None = None, rows: object = None) -> Any:
+        con = real(store, ids, rows)  # type: ignore[arg-type]
+        opened.append(con)
+        return con
+
+    def plan_fails(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("planned failure")
+
+    monkeypatch.setattr(engine, "connect", connect)
+    monkeypatch.setattr(engine, "plan_scope", plan_fails)
+    with pytest.raises(RuntimeError, match="planned failure"):
+        run_audit(store, checks=short)
+    assert len(opened) == 2  # the store's, and the window's
+    with pytest.raises(duckdb.ConnectionException):
+        opened[1].execute("select 1")
 
 
 def test_a_check_reading_more_history_than_it_says_is_refused(tmp_path: Path) -> None:

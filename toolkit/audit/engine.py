@@ -16,8 +16,10 @@ over it. Example::
 
 from __future__ import annotations
 
+import functools
 import time
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, date, datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING
@@ -66,7 +68,7 @@ from toolkit.snapshot.views import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
     from toolkit.audit.check_file import CheckSpec
@@ -130,13 +132,21 @@ def run_audit(
         where = waivers if isinstance(waivers, PurePath) else default_waivers
         require_known_checks(chosen, _known_ids(catalogue, settings), str(where or "waivers"))
     started = time.perf_counter()
-    with _store_reads():  # a data file gone, or S3 failing: the store, not a check
+    # A data file gone, or S3 failing: the store, not a check (_store_reads).
+    with _store_reads(), ExitStack() as stack:
         con, snapshot_rows = _connection(source, latest_only, snapshot, compare_to)
         ensure_views(con, production=settings.production_pattern if settings else None)
         if isinstance(source, Store):  # a connection of ours: a caller's is left as it is
             confine(con, source.url)
         committed = committed_snapshots(con)
         target, compare = select_snapshots(committed, snapshot, compare_to)
+        split = None if latest_only else split_window(committed, target, compare)
+        opener = _files_opener(source, snapshot_rows, committed, production_pattern(con))
+        # The window's connection opens while the outer scope is built (reading Delta logs
+        # and footers leaves the cores to DuckDB's work there).
+        early = stack.enter_context(
+            _Early(opener, split if _needs_window(catalogue.specs) else None)
+        )
         timings: dict[str, float] = {"connect": time.perf_counter() - started}
         started = time.perf_counter()
         window = reach(committed, target, compare) if latest_only else None
@@ -152,24 +162,19 @@ def run_audit(
         # A store's latest-only connection already shows only those snapshots (_connection).
         with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
             keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
-            split = None if latest_only else split_window(committed, target, compare)
             memo = fresh = None
             if cache is not None and split is not None:  # else every check reads it all
                 memo = cache.for_audit(con, production_pattern(con))
                 memo.forget_unused()
                 memo.load(catalogue.specs, catalogue.overrides)
                 fresh = memo.fresh([s.snapshot_id for s in committed], keep)
-            # A store's window and fresh scope are connections of their snapshots' files,
-            # when every id can be written out (else the check_rows predicates read tables
-            # of ids that only `con` has).
-            files = None
-            literal = id_list_literal([s.snapshot_id for s in committed]) is not None
-            if isinstance(source, Store) and snapshot_rows is not None and literal:
-                files = (source, snapshot_rows)
+            later = None
+            if fresh is not None and opener is not None:
+                later = functools.partial(opener, fresh.read)
             with (
-                _window_scope(con, catalogue.specs, split, files=files) as window_scope,
+                _window_scope(con, catalogue.specs, split, own=early.take) as window_scope,
                 _window_scope(
-                    con, catalogue.specs, fresh.read if fresh else None, FRESH_SCHEMA, files
+                    con, catalogue.specs, fresh.read if fresh else None, FRESH_SCHEMA, later
                 ) as new,
             ):
                 timings["scope"] = time.perf_counter() - started
@@ -275,38 +280,104 @@ def _blind(
     )
 
 
+def _needs_window(specs: Sequence[CheckSpec]) -> bool:
+    """Whether some check judges a snapshot from it and the one before at most."""
+    return any(s.history != "all" for s in specs)
+
+
+def _files_opener(
+    source: Store | duckdb.DuckDBPyConnection,
+    rows: pa.Table | None,
+    committed: Sequence[SnapshotRef],
+    production: str | None,
+) -> Callable[[Sequence[str]], duckdb.DuckDBPyConnection] | None:
+    """For a store, what opens a connection of some snapshots' files alone (its views,
+    production pattern and confinement as the audit's); None for a caller's connection, or
+    when some id cannot be written out (the check_rows predicates then read tables of ids
+    that only the audit's connection has)."""
+    literal = id_list_literal([s.snapshot_id for s in committed]) is not None
+    if not isinstance(source, Store) or rows is None or not literal:
+        return None
+    store = source
+
+    def opened(ids: Sequence[str]) -> duckdb.DuckDBPyConnection:
+        own = connect(store, ids, rows)
+        try:
+            ensure_views(own, production=production)
+            confine(own, store.url)
+        except BaseException:
+            own.close()
+            raise
+        return own
+
+    return opened
+
+
+class _Early:
+    """The window's connection, opened in a thread from when the audit knows the window
+    (with ``opener`` and a ``window``; else :attr:`take` is None); :meth:`take` hands it
+    over. Leaving the block closes a connection nobody took (an error came first)."""
+
+    def __init__(
+        self,
+        opener: Callable[[Sequence[str]], duckdb.DuckDBPyConnection] | None,
+        window: Sequence[str] | None,
+    ) -> None:
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="audit-window")
+        self._future = None
+        if opener is not None and window:
+            self._future = self._pool.submit(opener, window)
+        self._taken = False
+
+    def __enter__(self) -> _Early:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True)
+        if self._future is not None and not self._taken and self._future.exception() is None:
+            self._future.result().close()
+
+    @property
+    def take(self) -> Callable[[], duckdb.DuckDBPyConnection] | None:
+        """What hands the connection over (its opening's error raised here), or None."""
+        return None if self._future is None else self._take
+
+    def _take(self) -> duckdb.DuckDBPyConnection:
+        if self._future is None:  # take is None then: never called
+            raise RuntimeError("no window connection was opened")
+        self._taken = True
+        return self._future.result()
+
+
 @contextmanager
 def _window_scope(
     con: duckdb.DuckDBPyConnection,
     specs: Sequence[CheckSpec],
     window: Sequence[str] | None,
     schema: str = WINDOW_SCHEMA,
-    files: tuple[Store, pa.Table] | None = None,
+    own: Callable[[], duckdb.DuckDBPyConnection] | None = None,
 ) -> Iterator[Scope | None]:
     """A second scope, of the ``window`` snapshots, when some check can use it (see
     :func:`run_checks`); yields it, or None. With ``schema=FRESH_SCHEMA``, the third: the
     snapshots a status cache lacks.
 
-    With ``files`` (the audited store and its snapshots rows), the scope is on a connection
-    of its own that opens only those snapshots' files, as a latest-only audit's does: on
-    ``con``, each query over a few snapshots still plans every table over all of the
-    history's files (40 window queries of a 90-snapshot store: 2.9 s against 1.1-1.5 s).
-    Else it is on ``con``, which keeps its search path."""
+    With ``own`` (what gives a connection that opens only those snapshots' files, as a
+    latest-only audit's does: :func:`_files_opener`), the scope is on that connection,
+    closed after the block: on ``con``, each query over a few snapshots still plans every
+    table over all of the history's files (40 window queries of a 90-snapshot store: 2.9 s
+    against 1.1-1.5 s). Else it is on ``con``, which keeps its search path."""
     chosen = [s for s in specs if s.history != "all"]
     if window is None or not chosen:
         yield None
         return
-    if files is not None:
-        store, rows = files
-        own = connect(store, window, rows)
+    if own is not None:
+        files = own()
         try:
-            ensure_views(own, production=production_pattern(con))
-            confine(own, store.url)
-            plan = plan_scope(chosen, _row_counts(own, window), _readers(own))
-            with scoped(own, window, plan, schema=schema, tables_limited=True) as own_path:
-                yield Scope(own, own_path)
+            plan = plan_scope(chosen, _row_counts(files, window), _readers(files))
+            with scoped(files, window, plan, schema=schema, tables_limited=True) as path:
+                yield Scope(files, path)
         finally:
-            own.close()
+            files.close()
         return
     path = search_path(con)
     plan = plan_scope(chosen, _row_counts(con, window), _readers(con))
