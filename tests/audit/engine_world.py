@@ -26,7 +26,10 @@ from toolkit.audit import Catalogue
 from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
+
+    import duckdb
+    import pytest
 
 ENGINE_CHECKS = Path(__file__).with_name("engine_checks")
 DAYS = [f"2026-01-0{day}T00:00:00Z" for day in (1, 2, 3, 4)]
@@ -114,3 +117,24 @@ def config_file(root: Path, extra: str = "") -> Path:
         f'[audit]\nchecks = ["{ENGINE_CHECKS}"]\nbuiltin_checks = false\n{extra}', encoding="utf-8"
     )
     return path
+
+
+def record_connections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> list[tuple[list[str] | None, duckdb.DuckDBPyConnection]]:
+    """From now on, each connection the audit engine opens on a store, with the snapshot
+    ids it shows (sorted; None: every snapshot), in the order they were opened."""
+    from toolkit.audit import engine
+
+    opened: list[tuple[list[str] | None, duckdb.DuckDBPyConnection]] = []
+    real = engine.connect
+
+    def connect(
+        store: Store, ids: Collection[str] | None = None, rows: Any = None
+    ) -> duckdb.DuckDBPyConnection:
+        con = real(store, ids, rows)
+        opened.append((None if ids is None else sorted(ids), con))
+        return con
+
+    monkeypatch.setattr(engine, "connect", connect)
+    return opened

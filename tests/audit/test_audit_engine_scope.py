@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
 import pytest
-from engine_world import engine_catalogue, history, write_store
+from engine_world import engine_catalogue, history, record_connections, write_store
 
 from toolkit.audit import Catalogue, CheckDefinitionError, engine, run_audit, run_check
 from toolkit.audit.check_file import parse_check
@@ -19,11 +19,9 @@ from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 from toolkit.snapshot import SNAPSHOT_TABLES
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
     from pathlib import Path
 
     from toolkit.audit import AuditResult
-    from toolkit.snapshot import Store
 
 
 def _status_rows(rows: pa.Table) -> set[tuple[str, str, str, str]]:
@@ -144,19 +142,12 @@ def test_a_store_audit_reads_its_window_from_those_snapshots_files_alone(
     short = _with_history(
         engine_catalogue(), {"TST001": "snapshot", "TST002": "snapshot", "TST003": "previous"}
     )
-    opened: list[list[str] | None] = []
-    real = engine.connect
-
-    def connect(store: Store, ids: Collection[str] | None = None, rows: object = None) -> Any:
-        opened.append(None if ids is None else sorted(ids))
-        return real(store, ids, rows)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(engine, "connect", connect)
+    opened = record_connections(monkeypatch)
     got = run_audit(store, checks=short, compare_to=compare)
     # the whole history, then the window: the judged and compared snapshots and the one
     # before each
     window = sorted({ids[3], ids[2], *((ids[1],) if compare is None else (ids[0],))})
-    assert opened == [None, window]
+    assert [shown for shown, _ in opened] == [None, window]
     monkeypatch.undo()
     on_one_connection = run_audit(store.duckdb(), checks=short, compare_to=compare)
     assert _everything(got) == _everything(on_one_connection)
@@ -170,24 +161,17 @@ def test_an_audit_that_fails_early_closes_the_window_connection_it_opened(
     # before the checks take it must not leave it open.
     store = write_store(tmp_path / "store", history())
     short = _with_history(engine_catalogue(), {"TST001": "snapshot"})
-    opened: list[duckdb.DuckDBPyConnection] = []
-    real = engine.connect
-
-    def connect(store: Store, ids: Collection[str] | None = None, rows: object = None) -> Any:
-        con = real(store, ids, rows)  # type: ignore[arg-type]
-        opened.append(con)
-        return con
 
     def plan_fails(*args: object, **kwargs: object) -> None:
         raise RuntimeError("planned failure")
 
-    monkeypatch.setattr(engine, "connect", connect)
+    opened = record_connections(monkeypatch)
     monkeypatch.setattr(engine, "plan_scope", plan_fails)
     with pytest.raises(RuntimeError, match="planned failure"):
         run_audit(store, checks=short)
-    assert len(opened) == 2  # the store's, and the window's
+    assert [shown is None for shown, _ in opened] == [True, False]  # the store's, the window's
     with pytest.raises(duckdb.ConnectionException):
-        opened[1].execute("select 1")
+        opened[1][1].execute("select 1")
 
 
 def test_a_check_reading_more_history_than_it_says_is_refused(tmp_path: Path) -> None:

@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import shutil
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from engine_world import record_connections
 
-from toolkit.audit import Catalogue, engine, run_audit
+from toolkit.audit import Catalogue, run_audit
 from toolkit.audit.status_cache import ENTRY_SCHEMA, StatusCache
 from toolkit.demo_steps import Operator, demo_settings, forget_tokens
 from toolkit.sim import Simulator, SimulatorServer
@@ -29,7 +30,7 @@ from toolkit.snapshot import RetentionPolicy, Store
 from toolkit.snapshot_job import take_snapshot
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator
+    from collections.abc import Iterator
     from pathlib import Path
 
     from toolkit.audit import AuditResult
@@ -272,25 +273,19 @@ def test_snapshots_taken_since_the_last_audit_are_judged_alone(
     ids = _ids(history.store)
     cache = StatusCache(tmp_path / "cache").bound(history.store.url)
     run_audit(history.store.duckdb(ids[:filed]), snapshot=ids[filed - 1], cache=cache)
-    opened: list[list[str] | None] = []
-    real = engine.connect
-
-    def connect(store: Store, ids: Collection[str] | None = None, rows: object = None) -> Any:
-        opened.append(None if ids is None else sorted(ids))
-        return real(store, ids, rows)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(engine, "connect", connect)
+    opened = record_connections(monkeypatch)
     got = run_audit(history.store, cache=cache)
     assert _everything(got) == history.newest
     assert got.reused == dict.fromkeys(CACHED, filed)
     # the store, the window (judged, compared, the one before each), then the days not
     # filed and the one before each, each scope from its snapshots' files alone
-    assert opened == [None, sorted(ids[DAYS - 3 :]), sorted(ids[filed - 1 : DAYS - 2])]
+    shown = [snapshots for snapshots, _ in opened]
+    assert shown == [None, sorted(ids[DAYS - 3 :]), sorted(ids[filed - 1 : DAYS - 2])]
     opened.clear()
     again = run_audit(history.store, cache=cache)
     assert again.reused == dict.fromkeys(CACHED, DAYS - 2)
     assert _everything(again) == history.newest
-    assert opened == [None, sorted(ids[DAYS - 3 :])]
+    assert [snapshots for snapshots, _ in opened] == [None, sorted(ids[DAYS - 3 :])]
 
 
 def test_a_connection_needs_the_cache_bound_to_its_store(history: History, tmp_path: Path) -> None:
