@@ -16,9 +16,11 @@ with judged as (
             'launch-error', 'crashing', 'removed') as unknown
     from services as s
     -- a deployment without any message reads as 'no error message', like no deployment:
-    -- join only those that may have one, not the whole deployment history
+    -- join only those that may have one, not the whole deployment history; is_last (null in
+    -- stores older than the flags) is read first and spares reading the others' ids and text
     left join (select snapshot_id, id, error, status_message, crashing_reasons from deployments
-               where error <> '' or status_message <> '' or len(crashing_reasons) > 0) as d
+               where (error <> '' or status_message <> '' or len(crashing_reasons) > 0)
+                   and is_last is not false) as d
         on d.snapshot_id = s.snapshot_id and d.id = s.last_deployment_id
     where s.last_deployment_status is not null
 )
