@@ -124,10 +124,10 @@ def record_connections(
 ) -> list[tuple[list[str] | None, duckdb.DuckDBPyConnection]]:
     """From now on, each connection the audit engine opens on a store, with the snapshot
     ids it shows (sorted; None: every snapshot), in the order they were opened."""
-    from toolkit.audit import engine
+    from toolkit.audit import store_connections
 
     opened: list[tuple[list[str] | None, duckdb.DuckDBPyConnection]] = []
-    real = engine.connect
+    real = store_connections.connect
 
     def connect(
         store: Store, ids: Collection[str] | None = None, rows: Any = None
@@ -136,5 +136,5 @@ def record_connections(
         opened.append((None if ids is None else sorted(ids), con))
         return con
 
-    monkeypatch.setattr(engine, "connect", connect)
+    monkeypatch.setattr(store_connections, "connect", connect)
     return opened

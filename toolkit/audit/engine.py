@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import functools
 import time
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from datetime import UTC, date, datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 
 from toolkit.audit.catalogue import Catalogue
@@ -42,34 +40,30 @@ from toolkit.audit.lifecycle import (
     query_frame,
     register_rows,
 )
-from toolkit.audit.scope import (
-    FRESH_SCHEMA,
-    WINDOW_SCHEMA,
-    Scope,
-    blind_checks,
-    plan_scope,
-    scoped,
-    search_path,
-    set_search_path,
-)
+from toolkit.audit.scope import FRESH_SCHEMA, blind_checks, plan_scope, scoped
 from toolkit.audit.snapshots_chosen import (
     committed_snapshots,
     reach,
     select_snapshots,
     split_window,
 )
-from toolkit.audit.waivers import apply_waivers, require_known_checks, waivers_from
-from toolkit.snapshot import Store, id_list_literal
-from toolkit.snapshot.views import (
-    VISIBLE_STATUSES,
-    connect,
-    store_read_failure,
-    store_unreadable,
+from toolkit.audit.store_connections import (
+    EarlyConnection,
+    audit_connection,
+    files_opener,
+    row_counts,
+    store_reads,
+    table_readers,
+    window_scope,
 )
+from toolkit.audit.waivers import apply_waivers, require_known_checks, waivers_from
+from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Sequence
     from pathlib import Path
+
+    import duckdb
 
     from toolkit.audit.check_file import CheckSpec
     from toolkit.audit.status_cache import StatusCache
@@ -79,18 +73,6 @@ if TYPE_CHECKING:
 __all__ = ["run_audit"]
 
 _BLIND_SCHEMA = pa.schema([("check_id", pa.string()), ("snapshot_id", pa.string())])
-
-
-@contextmanager
-def _store_reads() -> Iterator[None]:
-    """Reading the store (opening views, copying scoped tables, counting rows): a DuckDB
-    error that is the store's files failing becomes :class:`StoreUnavailable`."""
-    try:
-        yield
-    except duckdb.Error as exc:
-        if store_read_failure(exc):
-            raise store_unreadable("the audit", exc) from exc
-        raise
 
 
 def run_audit(
@@ -132,20 +114,20 @@ def run_audit(
         where = waivers if isinstance(waivers, PurePath) else default_waivers
         require_known_checks(chosen, _known_ids(catalogue, settings), str(where or "waivers"))
     started = time.perf_counter()
-    # A data file gone, or S3 failing: the store, not a check (_store_reads).
-    with _store_reads(), ExitStack() as stack:
-        con, snapshot_rows = _connection(source, latest_only, snapshot, compare_to)
+    # A data file gone, or S3 failing: the store, not a check (store_reads).
+    with store_reads(), ExitStack() as stack:
+        con, snapshot_rows = audit_connection(source, latest_only, snapshot, compare_to)
         ensure_views(con, production=settings.production_pattern if settings else None)
         if isinstance(source, Store):  # a connection of ours: a caller's is left as it is
             confine(con, source.url)
         committed = committed_snapshots(con)
         target, compare = select_snapshots(committed, snapshot, compare_to)
         split = None if latest_only else split_window(committed, target, compare)
-        opener = _files_opener(source, snapshot_rows, committed, production_pattern(con))
+        opener = files_opener(source, snapshot_rows, committed, production_pattern(con))
         # The window's connection opens while the outer scope is built (reading Delta logs
         # and footers leaves the cores to DuckDB's work there).
         early = stack.enter_context(
-            _Early(opener, split if _needs_window(catalogue.specs) else None)
+            EarlyConnection(opener, split if _needs_window(catalogue.specs) else None)
         )
         timings: dict[str, float] = {"connect": time.perf_counter() - started}
         started = time.perf_counter()
@@ -158,8 +140,8 @@ def run_audit(
         ]
         blind = _blind(con, catalogue.specs, partial)
         last_observed = _last_observed(blind, window or committed, compare)
-        plan = plan_scope(catalogue.specs, _row_counts(con, ids), _readers(con))
-        # A store's latest-only connection already shows only those snapshots (_connection).
+        plan = plan_scope(catalogue.specs, row_counts(con, ids), table_readers(con))
+        # A store's latest-only connection already shows only those snapshots (audit_connection).
         with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
             keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
             memo = fresh = None
@@ -172,8 +154,8 @@ def run_audit(
             if fresh is not None and opener is not None:
                 later = functools.partial(opener, fresh.read)
             with (
-                _window_scope(con, catalogue.specs, split, own=early.take) as window_scope,
-                _window_scope(
+                window_scope(con, catalogue.specs, split, own=early.take) as in_window,
+                window_scope(
                     con, catalogue.specs, fresh.read if fresh else None, FRESH_SCHEMA, later
                 ) as new,
             ):
@@ -183,7 +165,7 @@ def run_audit(
                     catalogue,
                     keep,
                     timings,
-                    window=window_scope,
+                    window=in_window,
                     observe=partial,
                     last_observed=last_observed,
                     cache=memo,
@@ -283,154 +265,6 @@ def _blind(
 def _needs_window(specs: Sequence[CheckSpec]) -> bool:
     """Whether some check judges a snapshot from it and the one before at most."""
     return any(s.history != "all" for s in specs)
-
-
-def _files_opener(
-    source: Store | duckdb.DuckDBPyConnection,
-    rows: pa.Table | None,
-    committed: Sequence[SnapshotRef],
-    production: str | None,
-) -> Callable[[Sequence[str]], duckdb.DuckDBPyConnection] | None:
-    """For a store, what opens a connection of some snapshots' files alone (its views,
-    production pattern and confinement as the audit's); None for a caller's connection, or
-    when some id cannot be written out (the check_rows predicates then read tables of ids
-    that only the audit's connection has)."""
-    literal = id_list_literal([s.snapshot_id for s in committed]) is not None
-    if not isinstance(source, Store) or rows is None or not literal:
-        return None
-    store = source
-
-    def opened(ids: Sequence[str]) -> duckdb.DuckDBPyConnection:
-        own = connect(store, ids, rows)
-        try:
-            ensure_views(own, production=production)
-            confine(own, store.url)
-        except BaseException:
-            own.close()
-            raise
-        return own
-
-    return opened
-
-
-class _Early:
-    """The window's connection, opened in a thread from when the audit knows the window
-    (with ``opener`` and a ``window``; else :attr:`take` is None); :meth:`take` hands it
-    over. Leaving the block closes a connection nobody took (an error came first)."""
-
-    def __init__(
-        self,
-        opener: Callable[[Sequence[str]], duckdb.DuckDBPyConnection] | None,
-        window: Sequence[str] | None,
-    ) -> None:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="audit-window")
-        self._future = None
-        if opener is not None and window:
-            self._future = self._pool.submit(opener, window)
-        self._taken = False
-
-    def __enter__(self) -> _Early:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._pool.shutdown(wait=True)
-        if self._future is not None and not self._taken and self._future.exception() is None:
-            self._future.result().close()
-
-    @property
-    def take(self) -> Callable[[], duckdb.DuckDBPyConnection] | None:
-        """What hands the connection over (its opening's error raised here), or None."""
-        return None if self._future is None else self._take
-
-    def _take(self) -> duckdb.DuckDBPyConnection:
-        if self._future is None:  # take is None then: never called
-            raise RuntimeError("no window connection was opened")
-        self._taken = True
-        return self._future.result()
-
-
-@contextmanager
-def _window_scope(
-    con: duckdb.DuckDBPyConnection,
-    specs: Sequence[CheckSpec],
-    window: Sequence[str] | None,
-    schema: str = WINDOW_SCHEMA,
-    own: Callable[[], duckdb.DuckDBPyConnection] | None = None,
-) -> Iterator[Scope | None]:
-    """A second scope, of the ``window`` snapshots, when some check can use it (see
-    :func:`run_checks`); yields it, or None. With ``schema=FRESH_SCHEMA``, the third: the
-    snapshots a status cache lacks.
-
-    With ``own`` (what gives a connection that opens only those snapshots' files, as a
-    latest-only audit's does: :func:`_files_opener`), the scope is on that connection,
-    closed after the block: on ``con``, each query over a few snapshots still plans every
-    table over all of the history's files (40 window queries of a 90-snapshot store: 2.9 s
-    against 1.1-1.5 s). Else it is on ``con``, which keeps its search path."""
-    chosen = [s for s in specs if s.history != "all"]
-    if window is None or not chosen:
-        yield None
-        return
-    if own is not None:
-        files = own()
-        try:
-            plan = plan_scope(chosen, _row_counts(files, window), _readers(files))
-            with scoped(files, window, plan, schema=schema, tables_limited=True) as path:
-                yield Scope(files, path)
-        finally:
-            files.close()
-        return
-    path = search_path(con)
-    plan = plan_scope(chosen, _row_counts(con, window), _readers(con))
-    with scoped(con, window, plan, schema=schema) as window_path:
-        set_search_path(con, path)
-        yield Scope(con, window_path)
-
-
-def _connection(
-    source: Store | duckdb.DuckDBPyConnection,
-    latest_only: bool,
-    snapshot: str | None,
-    compare_to: str | None,
-) -> tuple[duckdb.DuckDBPyConnection, pa.Table | None]:
-    """The source's connection, and a store's snapshots rows; for a latest-only audit of a
-    store, one that opens only the files of the snapshots the audit reads."""
-    if not isinstance(source, Store):
-        return source, None
-    rows = source._snapshot_rows()  # read once: every connection gets the same table
-    if not latest_only:
-        return connect(source, None, rows), rows
-    committed = [
-        SnapshotRef(str(r["snapshot_id"]), int(r["seq"]), r["snapshot_at"], str(r["status"]))
-        for r in rows.select(["snapshot_id", "seq", "snapshot_at", "status"]).to_pylist()
-        if r["status"] in VISIBLE_STATUSES
-    ]
-    committed.sort(key=lambda s: s.seq)
-    target, compare = select_snapshots(committed, snapshot, compare_to)
-    window = [s.snapshot_id for s in reach(committed, target, compare)]
-    return connect(source, window, rows), rows
-
-
-def _row_counts(con: duckdb.DuckDBPyConnection, ids: Sequence[str] | None) -> dict[str, int]:
-    """Rows per table over the committed snapshots (or ``ids``), from the snapshots rows."""
-    rows = con.execute(
-        "select unnest(map_keys(row_counts)) as name, unnest(map_values(row_counts)) as n, "
-        "snapshot_id from snapshots where status in ('complete', 'partial')"
-    ).fetchall()
-    wanted = set(ids) if ids is not None else None
-    totals: dict[str, int] = {}
-    for name, count, snapshot_id in rows:
-        if wanted is None or snapshot_id in wanted:
-            totals[str(name)] = totals.get(str(name), 0) + int(count or 0)
-    return totals
-
-
-def _readers(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """How the connection reads each table (``toolkit.snapshot.views``), when it says."""
-    try:
-        rows = con.execute("select table_name, reader from _table_readers").fetchall()
-    except duckdb.CatalogException:  # a connection not made by toolkit.snapshot.views
-        return {}
-    return {str(name): str(reader) for name, reader in rows}
 
 
 def _catalogue(

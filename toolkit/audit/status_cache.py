@@ -83,6 +83,7 @@ _JUDGING_CODE = (
     "scope.py",
     "snapshots_chosen.py",
     "status_cache.py",
+    "store_connections.py",
 )
 """The engine's files whose code decides what an entry holds (where each snapshot is
 judged, and what is kept of its rows)."""
