@@ -23,7 +23,8 @@ import pytest
 from engine_world import record_connections
 
 from toolkit.audit import Catalogue, run_audit
-from toolkit.audit.status_cache import ENTRY_SCHEMA, StatusCache
+from toolkit.audit.check_cache import ENTRY_SCHEMA
+from toolkit.audit.status_cache import StatusCache
 from toolkit.demo_steps import Operator, demo_settings, forget_tokens
 from toolkit.sim import Simulator, SimulatorServer
 from toolkit.snapshot import RetentionPolicy, Store

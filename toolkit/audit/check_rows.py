@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toolkit.audit.check_cache import ENTRY_SCHEMA
 from toolkit.audit.check_file import OUTPUT_COLUMNS, STATUSES
 from toolkit.audit.check_run import (
     nested_arrow,
@@ -35,7 +36,6 @@ from toolkit.audit.check_run import (
     set_production,
 )
 from toolkit.audit.scope import Scope, search_path, set_search_path, snapshot_filter
-from toolkit.audit.status_cache import ENTRY_SCHEMA
 from toolkit.errors import CheckDefinitionError
 
 if TYPE_CHECKING:
@@ -44,8 +44,9 @@ if TYPE_CHECKING:
     import duckdb
 
     from toolkit.audit.catalogue import Catalogue
+    from toolkit.audit.check_cache import CheckCache
     from toolkit.audit.check_file import CheckSpec
-    from toolkit.audit.status_cache import AuditCache, CheckCache, Fresh
+    from toolkit.audit.status_cache import AuditCache, Fresh
 
 __all__ = ["CHECK_WORKERS", "ROW_SCHEMA", "STATUS_SCHEMA", "CheckRows", "run_checks"]
 
