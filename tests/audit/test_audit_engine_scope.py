@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from toolkit.audit import AuditResult
+    from toolkit.audit.check_file import CheckSpec
 
 
 def _status_rows(rows: pa.Table) -> set[tuple[str, str, str, str]]:
@@ -220,3 +221,29 @@ def test_kept_rows_are_the_result_itself_when_it_holds_only_kept_snapshots() -> 
     mixed = pa.table({"snapshot_id": ["a", "c", None], "resource_id": ["x", "y", "z"]})
     assert _rows_of(mixed, ["a", "b"]).to_pylist() == [{"snapshot_id": "a", "resource_id": "x"}]
     assert _rows_of(mixed.slice(2), ["a"]).num_rows == 0  # a null snapshot id is never kept
+
+
+def test_checks_reading_the_whole_history_start_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    # They are the long ones of a cached audit: started in catalogue order, the last of them
+    # kept one worker busy while the other sat idle. Results stay in catalogue order.
+    from toolkit.audit import check_rows
+
+    catalogue = _with_history(engine_catalogue(), {"TST001": "snapshot", "TST002": "previous"})
+    assert [s.history for s in catalogue.specs] == ["snapshot", "previous", "all"]
+    started: list[str] = []
+    real = check_rows._check_rows
+
+    def spy(con: duckdb.DuckDBPyConnection, spec: CheckSpec, *args: Any) -> Any:
+        started.append(spec.id)
+        return real(con, spec, *args)
+
+    monkeypatch.setattr(check_rows, "_check_rows", spy)
+    con = fixture_connection(history())
+    ensure_views(con)
+    ids = fixture_snapshot_ids(4)
+    timings: dict[str, float] = {}
+    rows = check_rows.run_checks(con, catalogue, [ids[3], ids[2]], timings, workers=1)
+    assert started == ["TST003", "TST001", "TST002"]
+    assert list(timings) == ["TST001", "TST002", "TST003"]
+    in_rows = rows.status.column("check_id").to_pylist()
+    assert list(dict.fromkeys(in_rows)) == ["TST001", "TST002", "TST003"]
