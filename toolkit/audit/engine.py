@@ -55,6 +55,7 @@ from toolkit.audit.store_connections import (
     store_reads,
     table_readers,
     window_scope,
+    windowed,
 )
 from toolkit.audit.waivers import apply_waivers, require_known_checks, waivers_from
 from toolkit.snapshot import Store
@@ -127,7 +128,7 @@ def run_audit(
         # The window's connection opens while the outer scope is built (reading Delta logs
         # and footers leaves the cores to DuckDB's work there).
         early = stack.enter_context(
-            EarlyConnection(opener, split if _needs_window(catalogue.specs) else None)
+            EarlyConnection(opener, split if windowed(catalogue.specs) else None)
         )
         timings: dict[str, float] = {"connect": time.perf_counter() - started}
         started = time.perf_counter()
@@ -260,11 +261,6 @@ def _blind(
     return pa.Table.from_pylist(
         [{"check_id": c, "snapshot_id": i} for c, i in pairs], schema=_BLIND_SCHEMA
     )
-
-
-def _needs_window(specs: Sequence[CheckSpec]) -> bool:
-    """Whether some check judges a snapshot from it and the one before at most."""
-    return any(s.history != "all" for s in specs)
 
 
 def _catalogue(

@@ -57,6 +57,7 @@ __all__ = [
     "store_reads",
     "table_readers",
     "window_scope",
+    "windowed",
 ]
 
 
@@ -153,7 +154,7 @@ def window_scope(
     closed after the block: on ``con``, each query over a few snapshots still plans every
     table over all of the history's files (40 window queries of a 90-snapshot store: 2.9 s
     against 1.1-1.5 s). Else it is on ``con``, which keeps its search path."""
-    chosen = [s for s in specs if s.history != "all"]
+    chosen = windowed(specs)
     if window is None or not chosen:
         yield None
         return
@@ -218,3 +219,9 @@ def table_readers(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     except duckdb.CatalogException:  # a connection not made by toolkit.snapshot.views
         return {}
     return {str(name): str(reader) for name, reader in rows}
+
+
+def windowed(specs: Sequence[CheckSpec]) -> list[CheckSpec]:
+    """The checks that judge a snapshot from it and the one before at most: those that read
+    a window (:func:`window_scope`), which is opened only when there are some."""
+    return [s for s in specs if s.history != "all"]
