@@ -9,6 +9,7 @@ The engine and the fixture tests share this, so a check behaves the same in both
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,16 +38,45 @@ __all__ = [
     "run_check",
     "run_sql",
     "set_production",
+    "view_files",
 ]
 
 VIEWS = Path(__file__).with_name("views")
-"""Derived views (e.g. ``credential_reach``) defined before any check runs, in name order."""
+"""Derived views (e.g. ``credential_reach``) defined before any check runs (:func:`view_files`)."""
 
 
 def install_views(con: duckdb.DuckDBPyConnection, folder: Path = VIEWS) -> None:
-    """Create every ``<name>.sql`` view of ``folder`` (each file is one CREATE VIEW)."""
-    for path in sorted(folder.glob("*.sql")):
+    """Create every ``<name>.sql`` view of ``folder`` (each file is one CREATE VIEW or
+    macro), each after the views it reads."""
+    for path in view_files(folder):
         _create_view(con, path)
+
+
+def view_files(folder: Path = VIEWS) -> list[Path]:
+    """``folder``'s view files in the order DuckDB can create them: each after the views
+    whose names its SQL mentions (comments aside), in name order otherwise.
+
+    DuckDB binds a view when it is created, so a view must follow those it reads; a view's
+    name need not say where it stands. A cycle is a definition error naming its files.
+    """
+    pending = {p.stem: p for p in sorted(folder.glob("*.sql"))}
+    reads = {
+        name: set(_WORD.findall(_COMMENT.sub("", path.read_text(encoding="utf-8"))))
+        & pending.keys() - {name}
+        for name, path in pending.items()
+    }
+    ordered: list[Path] = []
+    while pending:
+        ready = [name for name in pending if not reads[name] & pending.keys()]
+        if not ready:
+            files = ", ".join(str(path) for path in pending.values())
+            raise CheckDefinitionError(f"these views read each other in a cycle: {files}")
+        ordered.extend(pending.pop(name) for name in ready)
+    return ordered
+
+
+_COMMENT = re.compile(r"--[^\n]*")
+_WORD = re.compile(r"\w+")
 
 
 def ensure_views(
@@ -65,7 +95,7 @@ def ensure_views(
             "select view_name from duckdb_views() where schema_name = current_schema()"
         ).fetchall()
     }
-    for path in sorted(folder.glob("*.sql")):
+    for path in view_files(folder):
         if path.stem not in existing:
             _create_view(con, path)
 

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from toolkit.audit.check_run import VIEWS, install_views
+from toolkit.audit.check_run import VIEWS, install_views, view_files
 from toolkit.snapshot import SNAPSHOT_TABLES, id_list_literal
 
 if TYPE_CHECKING:
@@ -150,9 +150,9 @@ def scoped(
     set_search_path(con, path)
     try:
         install_views(con, views)  # created in the scope, reading its tables
-        for name in _view_order(views):  # a view is materialised before those reading it
-            if name in plan.materialize:
-                _materialize(con, name, schema)
+        for view in view_files(views):  # a view is materialised before those reading it
+            if view.stem in plan.materialize:
+                _materialize(con, view.stem, schema)
         yield path
     finally:
         set_search_path(con, previous)
@@ -253,11 +253,6 @@ def _words(sql: str) -> set[str]:
 
 
 _WORD = re.compile(r"\w+")
-
-
-def _view_order(views: Path) -> list[str]:
-    # install_views creates them in name order, so a view reads only views named before it.
-    return [p.stem for p in sorted(views.glob("*.sql"))]
 
 
 def _materialize(con: duckdb.DuckDBPyConnection, name: str, schema: str) -> None:
