@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -95,7 +96,7 @@ class CheckParam:
     ``regex`` when a line passes it to a ``regexp_`` function (the value must compile, as
     DuckDB's RE2 reads it, and not be empty, which would match every name); ``listed``
     when the SQL splits it on commas (no item may be empty); both when it goes to a macro
-    of :data:`_REGEX_LIST_MACROS`."""
+    of :func:`_regex_list_macros`."""
 
     name: str
     default: int | float | str
@@ -293,8 +294,20 @@ def _require_declared(sql: str, params: Mapping[str, CheckParam], path: Path) ->
             )
 
 
-_REGEX_LIST_MACROS = ("secret_name",)
-"""Macros (``views/*.sql``) that read a parameter as comma-separated regular expressions."""
+@cache
+def _regex_list_macros() -> tuple[str, ...]:
+    """Macros (``views/*.sql``) that read a parameter as comma-separated regular
+    expressions: ``secret_name``, and the table macros that pass theirs on to it
+    (``secret_ages($min_length, $secret_names, $not_secret_names)``)."""
+    found = ["secret_name"]
+    for path in sorted(Path(__file__).with_name("views").glob("*.sql")):
+        code = _NOT_CODE.sub(" ", path.read_text(encoding="utf-8"))
+        if "secret_name(" in code:
+            found += _MACRO.findall(code)
+    return tuple(dict.fromkeys(found))
+
+
+_MACRO = re.compile(r"\bmacro\s+(\w+)\s*\(", re.IGNORECASE)
 
 
 def _read_as(param: CheckParam, sql: str) -> CheckParam:
@@ -304,7 +317,7 @@ def _read_as(param: CheckParam, sql: str) -> CheckParam:
     ref = rf"\${param.name}\b"
     code = _NOT_CODE.sub(" ", sql)
     # passed to a macro of views/ that splits it and reads each item as a regular expression
-    macro = any(re.search(rf"\b{m}\([^)]*{ref}", code) for m in _REGEX_LIST_MACROS)
+    macro = any(re.search(rf"\b{m}\([^)]*{ref}", code) for m in _regex_list_macros())
     regex = macro or any("regexp_" in line and re.search(ref, line) for line in code.splitlines())
     listed = re.search(rf"(?:string_split|str_split|replace)\(\s*{ref}\s*,\s*','", sql)
     return replace(param, regex=regex, listed=macro or listed is not None)
