@@ -9,54 +9,8 @@
 -- param: min_length = 12 | protected values shorter than this many characters are not judged unless their name looks like a secret (as VAR003, VAR007): protected variables also hold user names, database names, hosts and ports (postgres, localhost, 5432) that need no rotation, while generated credentials are longer
 -- param: secret_names = passw(or)?d,passphrase,_pass(_.*)?$,pwd(_.*)?$,secret,token(_.*)?$,credential,api_?keys?(_.*)?$,app_?keys?(_.*)?$,access_?keys?(_.*)?$,master_?keys?(_.*)?$,private_?keys?(_.*)?$,signing_?keys?(_.*)?$,encryption_?keys?(_.*)?$,jwt_?keys?(_.*)?$ | comma-separated regular expressions (case-insensitive); protected variables and variables whose name matches one, and none of not_secret_names, are secrets
 -- param: not_secret_names = ^(old)?pwd$,application_credentials$,_id$,_name$,_file$,_path$,_dir$,_len(gth)?$,_ttl$,_seconds?$,_minutes?$,_hours?$,_days?$,_expir[a-z]*$ | comma-separated regular expressions (case-insensitive); a name matching one is no secret's name even if it matches secret_names: a setting about a secret (its id, name, file, path, length or lifetime), GOOGLE_APPLICATION_CREDENTIALS (a file path), the shell's PWD and OLDPWD
-with secrets as (
-    select snapshot_id, snapshot_at, variable_id, name, team_id, project_id, environment_id,
-        service_id, fingerprint, is_reference, values_redacted,
-        -- a plain variable not known to be no reference (value redacted, no references
-        -- listed) may be the reference VAR004 asks for: 'unknown', as there, never an alarm
-        is_reference is null and not coalesce(is_protected, false) as ref_unknown,
-        -- list functions: no subquery over unnest() per row
-        list_max(list_transform(updates, lambda u: try_cast(u as timestamptz))) as last_update
-    from owned_variables
-    where not coalesce(is_reference, false)
-      and (secret_name(name, $secret_names, $not_secret_names)
-           -- a length unknown (values hidden from the collecting key) is judged, as before
-           or (coalesce(is_protected, false) and coalesce(value_length >= $min_length, true)))
-),
-rekeyed as (
-    -- snapshots whose fingerprints are under another HMAC key than the one before (a key file
-    -- lost and made again): no value's fingerprint matches one from before them
-    select snapshot_at from (
-        select snapshot_at, json_extract_string(extra, '$.fingerprint_key') as key_id,
-            lag(key_id) over (order by seq) as key_before
-        from snapshots where status in ('complete', 'partial'))
-    where key_id <> key_before
-),
-first_seen as (  -- a group by, not a window over every row: each value's first sighting
-    select variable_id, fingerprint, min(snapshot_at) as fingerprint_seen,
-        -- in the first snapshot read (the store's first, or the few a latest-only audit
-        -- reads), or the first under a new key: the value may be far older, so an age
-        -- counted from there is a lower bound
-        fingerprint_seen = (select min(snapshot_at) from snapshots) as seen_first,
-        fingerprint_seen in (select snapshot_at from rekeyed) as after_new_key
-    from secrets
-    where fingerprint is not null  -- values not collected (viewer key): only `updates` tell
-    group by variable_id, fingerprint
-),
-aged as (
-    select s.*,
-        -- a value seen before its last update outlived it (a re-save or re-create with the
-        -- same value; or the update restored an old value): no new secret, so count from its
-        -- first sighting, as when there are no update times
-        coalesce(f.fingerprint_seen < s.last_update, s.last_update is null) as by_sighting,
-        case when by_sighting then f.fingerprint_seen else s.last_update end as changed_at,
-        -- whole days elapsed, the one number both the status and the reason use (epoch
-        -- seconds: calendar arithmetic on timestamptz is slow)
-        floor((epoch(s.snapshot_at) - epoch(changed_at)) / 86400)::bigint as age_days,
-        by_sighting and (f.seen_first or f.after_new_key) as at_least, f.after_new_key
-    from secrets s
-    left join first_seen f on f.variable_id = s.variable_id and f.fingerprint = s.fingerprint
-)
+-- Each secret's value age: see views/secret_ages.sql
+with aged as (from secret_ages($min_length, $secret_names, $not_secret_names))
 select
     snapshot_id, 'variable' as resource_type, variable_id as resource_id, name as resource_name,
     team_id, project_id, environment_id, service_id,
