@@ -5,42 +5,12 @@
 -- risk: The service runs something other than its last good build (a rollback or a broken release), so what is live differs from what the team believes is deployed.
 -- remediation: Find out why the last successful deployment is not live, then redeploy it or the intended release.
 -- history: snapshot
-with judged as (
-    select
-        *,
-        coalesce(current_deployment_id <> last_successful_deployment_id, false) as differs
-    from services
-    where current_deployment_id is not null or last_successful_deployment_id is not null
-),
-wanted as (  -- only services whose two deployments differ (few) look them up; not from
-    -- judged, which read twice would be materialized with every column of services
-    select snapshot_id, id as service_id,
-        unnest([current_deployment_id, last_successful_deployment_id]) as id
-    from services
-    where current_deployment_id <> last_successful_deployment_id
-),
-found as (  -- a deployment listed twice (history and current) counts once
-    select snapshot_id, service_id, id, any_value(created_at) as created_at,
-        any_value(status) as status
-    from deployments
-    semi join wanted using (snapshot_id, service_id, id)
-    group by all
-),
-pairs as (  -- the few services whose two deployments differ, with both looked up
-    select s.snapshot_id, s.id, c.created_at as current_created_at,
-        l.created_at as successful_created_at, c.status as found_status
-    from services as s
-    left join found as c on c.snapshot_id = s.snapshot_id and c.service_id = s.id
-        and c.id = s.current_deployment_id
-    left join found as l on l.snapshot_id = s.snapshot_id and l.service_id = s.id
-        and l.id = s.last_successful_deployment_id
-    where s.current_deployment_id <> s.last_successful_deployment_id
-),
-verdict as (
-    select j.*, p.current_created_at, p.successful_created_at,
-        coalesce(p.found_status, j.current_deployment_status) as deployment_status,
+-- each service's two deployments, looked up where they differ: see
+-- views/service_deployments.sql
+with verdict as (
+    select *,
         case
-            when not j.differs then 'ok'
+            when not differs then 'ok'
             -- either deployment's details not collected: neither a rollback nor a release
             when current_created_at is null or successful_created_at is null then 'unknown'
             when current_created_at < successful_created_at then 'alarm'  -- a rollback
@@ -52,8 +22,7 @@ verdict as (
                 then 'ok'
             else 'unknown'  -- a status outside the values known (api-facts), or none
         end as status
-    from judged as j
-    left join pairs as p using (snapshot_id, id)
+    from service_deployments
 )
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
