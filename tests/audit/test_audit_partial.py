@@ -3,6 +3,7 @@ is neither resolved nor regressed by it, and no episode ends in it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -106,6 +107,17 @@ def test_blind_checks_follow_what_each_check_reads() -> None:
     }  # fmt: skip
     drift = blind_checks(specs, [("s3", "variables.list", "services")])
     assert drift == [(s.id, "s3") for s in specs]  # a drift names the table it hit
+
+
+def test_a_table_named_only_in_a_comment_is_not_read() -> None:
+    spec = engine_catalogue().specs[0]
+    noted = replace(spec, sql="-- unlike webhooks, /* or replicas */ read: services\n" + spec.sql)
+    assert blind_checks([noted], [("s3", "webhooks.list", None)]) == []
+    assert blind_checks([noted], [("s3", "replicas.list", None)]) == []
+    # '--' in a string starts no comment: services, after it on the line, is still read
+    quoted = replace(spec, sql=spec.sql.replace("from services", "from (select '--') x, services"))
+    assert quoted.sql != spec.sql
+    assert blind_checks([quoted], [("s3", "variables.list", "services")]) == [(spec.id, "s3")]
 
 
 def test_a_fix_a_partial_snapshot_did_observe_counts() -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "run_check",
     "run_sql",
     "set_production",
+    "sql_words",
     "view_files",
 ]
 
@@ -61,8 +62,7 @@ def view_files(folder: Path = VIEWS) -> list[Path]:
     """
     pending = {p.stem: p for p in sorted(folder.glob("*.sql"))}
     reads = {
-        name: set(_WORD.findall(_COMMENT.sub("", path.read_text(encoding="utf-8"))))
-        & pending.keys() - {name}
+        name: sql_words(path.read_text(encoding="utf-8")) & pending.keys() - {name}
         for name, path in pending.items()
     }
     ordered: list[Path] = []
@@ -75,7 +75,16 @@ def view_files(folder: Path = VIEWS) -> list[Path]:
     return ordered
 
 
-_COMMENT = re.compile(r"--[^\n]*")
+def sql_words(sql: str) -> set[str]:
+    """The words of ``sql`` outside its comments: every name it may read is one of them.
+
+    A table or view named only in a comment (``-- unlike variables, ...``) is not read.
+    """
+    return set(_WORD.findall(_COMMENT.sub(lambda m: m.group("text") or " ", sql)))
+
+
+# A comment, or a string literal (kept: '--' in one starts no comment).
+_COMMENT = re.compile(r"(?P<text>'(?:[^']|'')*')|--[^\n]*|/\*.*?\*/", re.DOTALL)
 _WORD = re.compile(r"\w+")
 
 

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from toolkit.audit.check_run import VIEWS, install_views, view_files
+from toolkit.audit.check_run import VIEWS, install_views, sql_words, view_files
 from toolkit.snapshot import SNAPSHOT_TABLES, id_list_literal
 
 if TYPE_CHECKING:
@@ -240,19 +240,11 @@ def _reach(sql: str, derived: Mapping[str, str], names: Sequence[str]) -> set[st
     found: set[str] = set()
     pending = [sql]
     while pending:
-        for name in _words(pending.pop()) & known - found:
+        for name in sql_words(pending.pop()) & known - found:
             found.add(name)
             if name in derived:
                 pending.append(derived[name])
     return found
-
-
-def _words(sql: str) -> set[str]:
-    """The identifiers (and other words) of ``sql``: a name is mentioned when it is one."""
-    return set(_WORD.findall(sql))
-
-
-_WORD = re.compile(r"\w+")
 
 
 def _materialize(con: duckdb.DuckDBPyConnection, name: str, schema: str) -> None:
