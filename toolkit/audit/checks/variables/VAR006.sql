@@ -5,30 +5,7 @@
 -- risk: A reference to a deleted service resolves to nothing, or to whatever a later service with that id holds; the variable is dead configuration that breaks on the next deploy.
 -- remediation: Point the reference at the service that now holds the value, or delete the variable.
 -- history: snapshot
-with checked as (
-    -- only snapshots whose collecting credential sees everything can tell deleted from hidden:
-    -- an API key whose access is 'all', or an access token; a key whose access is limited,
-    -- or unknown (an `api_key.access` problem), may be hidden from any service. Without a
-    -- credentials row (older stores) the collector is taken to see everything.
-    -- A reference the platform resolves has its service, listed or not
-    -- (a failed listing leaves services out: absent is not deleted there)
-    select r.*, not coalesce(k.inventory_complete, true) as unlisted,
-        coalesce(r.resolved, false) or exists (select 1 from services s
-            where s.snapshot_id = r.snapshot_id and s.id = r.source_id) as source_found
-    from variable_references r
-    join snapshots sn on sn.snapshot_id = r.snapshot_id
-    left join credentials c on c.snapshot_id = r.snapshot_id and c.name = sn.credential_name
-    left join collection_coverage k on k.snapshot_id = r.snapshot_id
-    where r.source_type = 'service' and r.source_id is not null
-      and (c.name is null or c.is_api_key = false or c.access = 'all')
-),
-failing as (  -- the few variables referencing a service absent from a complete listing
-    select distinct snapshot_id, level, variable_name, team_id, project_id, environment_id,
-        service_id
-    from checked
-    where not source_found and not unlisted
-),
-judged as (
+with judged as (
     -- grouped on the references' own columns (narrow keys), named after the join below;
     -- unordered lists sorted afterwards cost far less than ordered aggregates. Whether the
     -- variable fails is a key too: the engine's filter on the status then runs before grouping.
@@ -36,18 +13,13 @@ judged as (
     -- absent services are listed once each; the ok text counts references (a distinct count
     -- over every variable costs a third more)
     select r.snapshot_id, r.level, r.variable_name, r.team_id, r.project_id, r.environment_id,
-        r.service_id, f.snapshot_id is not null as failing,
+        r.service_id, r.failing,
         count(*) as refs, count(*) filter (where not source_found) > 0 as any_absent,
         list_sort(list_distinct(list(source_id) filter (where not source_found))) as absent,
         list_transform(list_sort(list(struct_pack(position, key))), lambda k: k.key) as keys
-    from checked r
-    left join failing f  -- null-safe, like the grouping
-        on f.snapshot_id = r.snapshot_id and f.level is not distinct from r.level
-        and f.variable_name is not distinct from r.variable_name
-        and f.team_id is not distinct from r.team_id
-        and f.project_id is not distinct from r.project_id
-        and f.environment_id is not distinct from r.environment_id
-        and f.service_id is not distinct from r.service_id
+    -- references to services, found or not, and whether their variable fails: see
+    -- views/references_to_services.sql
+    from references_to_services r
     group by all
 )
 select
