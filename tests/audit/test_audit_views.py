@@ -1,4 +1,5 @@
-"""Derived views are created each after the views it reads, whatever their names."""
+"""Derived views are created each after the views it reads, whatever their names; a scope
+creates again only those reading what it shadows."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ from typing import TYPE_CHECKING
 
 import duckdb
 import pytest
+from engine_world import history
 
 from toolkit.audit import CheckDefinitionError, install_views
-from toolkit.audit.check_run import view_files
+from toolkit.audit.check_run import view_files, views_reading
+from toolkit.audit.scope import SCOPE_SCHEMA, scoped
+from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,3 +48,38 @@ def test_views_reading_each_other_in_a_cycle_are_refused_naming_them(tmp_path: P
 
     with pytest.raises(CheckDefinitionError, match=r"cycle: .*one\.sql, .*two\.sql$"):
         view_files(tmp_path)
+
+
+def test_the_views_reading_some_names_follow_them_through_views_and_macros(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "a": "create view a as select x from t",
+        "b": "create view b as select x from a  -- not c",
+        "c": "create view c as select y from u",
+        "m": "create macro m() as table select x from t",
+        "d": "create view d as select x from m()",
+        "e": "create macro e(v) as v + 1",
+    }
+    for name, sql in files.items():
+        (tmp_path / f"{name}.sql").write_text(sql + "\n", encoding="utf-8")
+
+    assert [p.stem for p in views_reading(tmp_path, {"t"})] == ["a", "m", "b", "d"]
+    assert [p.stem for p in views_reading(tmp_path, {"c"})] == ["c"]
+    assert views_reading(tmp_path, {"nothing"}) == []
+
+
+def test_a_scope_limiting_snapshots_creates_again_only_the_views_that_read_them() -> None:
+    con = fixture_connection(history())
+    ids = fixture_snapshot_ids(4)[2:]
+    with scoped(con, ids, tables_limited=True):  # as a store's latest-only connection
+        made = {
+            str(row[0])
+            for row in con.sql(
+                "select view_name from duckdb_views() where schema_name = ?", params=[SCOPE_SCHEMA]
+            ).fetchall()
+        }
+        seen = con.sql("select distinct snapshot_id from replica_restarts").fetchall()
+    assert {"snapshots", "replica_restarts", "crash_streaks"} <= made
+    assert not made & {"variable_items", "all_resources", "webhook_addresses"}
+    assert {row[0] for row in seen} <= set(ids)  # the scope's snapshots only

@@ -21,7 +21,7 @@ from toolkit.errors import CheckDefinitionError
 from toolkit.snapshot.views import store_read_failure, store_unreadable
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Collection, Mapping, Sequence
 
     from toolkit.audit.check_file import CheckSpec
 
@@ -40,17 +40,42 @@ __all__ = [
     "set_production",
     "sql_words",
     "view_files",
+    "views_reading",
 ]
 
 VIEWS = Path(__file__).with_name("views")
 """Derived views (e.g. ``credential_reach``) defined before any check runs (:func:`view_files`)."""
 
 
-def install_views(con: duckdb.DuckDBPyConnection, folder: Path = VIEWS) -> None:
+def install_views(
+    con: duckdb.DuckDBPyConnection,
+    folder: Path = VIEWS,
+    *,
+    reading: Collection[str] | None = None,
+) -> None:
     """Create every ``<name>.sql`` view of ``folder`` (each file is one CREATE VIEW or
-    macro), each after the views it reads."""
-    for path in view_files(folder):
+    macro), each after the views it reads; with ``reading``, only those that read one of
+    those names, directly or through the others (see :func:`views_reading`)."""
+    for path in view_files(folder) if reading is None else views_reading(folder, reading):
         _create_view(con, path)
+
+
+def views_reading(folder: Path, names: Collection[str]) -> list[Path]:
+    """``folder``'s view files that read one of ``names`` (tables, or views of ``folder``),
+    directly or through the others, in :func:`view_files` order; a file named in ``names``
+    is one of them.
+
+    A scope that shadows some tables creates these again in its schema: DuckDB binds the
+    names in a view's SQL in the view's own schema, so a view left in ``main`` keeps reading
+    ``main``'s tables whatever the search path. The other views read the same rows there.
+    """
+    chosen = set(names)
+    found = []
+    for path in view_files(folder):  # each after the files it reads
+        if path.stem in chosen or sql_words(path.read_text(encoding="utf-8")) & chosen:
+            chosen.add(path.stem)
+            found.append(path)
+    return found
 
 
 def view_files(folder: Path = VIEWS) -> list[Path]:

@@ -149,7 +149,9 @@ def scoped(
     path = f"{schema},main"
     set_search_path(con, path)
     try:
-        install_views(con, views)  # created in the scope, reading its tables
+        # The views reading a shadow, or a view computed once, are created in the scope too
+        # (the others read the same rows in main: no cost of binding them again)
+        install_views(con, views, reading={*shadowed, *plan.materialize})
         for view in view_files(views):  # a view is materialised before those reading it
             if view.stem in plan.materialize:
                 _materialize(con, view.stem, schema)
