@@ -41,6 +41,22 @@ def test_a_view_is_created_after_the_views_it_reads_even_when_named_before(
     assert con.sql("select n from a_top").fetchall() == [(41,)]
 
 
+def test_a_view_follows_the_file_defining_a_macro_it_calls(tmp_path: Path) -> None:
+    (tmp_path / "a_view.sql").write_text(
+        "create view a_view as select double(4) as n\n", encoding="utf-8"
+    )
+    (tmp_path / "z_macros.sql").write_text(
+        "create or replace macro double(x) as x * 2;\ncreate or replace macro triple(x) as x * 3\n",
+        encoding="utf-8",
+    )
+
+    assert [path.stem for path in view_files(tmp_path)] == ["z_macros", "a_view"]
+    assert [path.stem for path in views_reading(tmp_path, {"triple"})] == ["z_macros", "a_view"]
+    con = duckdb.connect()
+    install_views(con, tmp_path)
+    assert con.sql("select n from a_view").fetchall() == [(8,)]
+
+
 def test_views_reading_each_other_in_a_cycle_are_refused_naming_them(tmp_path: Path) -> None:
     (tmp_path / "one.sql").write_text("create view one as select * from two\n", encoding="utf-8")
     (tmp_path / "two.sql").write_text("create view two as select * from one\n", encoding="utf-8")

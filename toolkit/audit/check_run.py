@@ -61,9 +61,9 @@ def install_views(
 
 
 def views_reading(folder: Path, names: Collection[str]) -> list[Path]:
-    """``folder``'s view files that read one of ``names`` (tables, or views of ``folder``),
-    directly or through the others, in :func:`view_files` order; a file named in ``names``
-    is one of them.
+    """``folder``'s view files that read one of ``names`` (tables, or views and macros of
+    ``folder``), directly or through the others, in :func:`view_files` order; a file
+    defining one of ``names`` is one of them.
 
     A scope that shadows some tables creates these again in its schema: DuckDB binds the
     names in a view's SQL in the view's own schema, so a view left in ``main`` keeps reading
@@ -72,24 +72,28 @@ def views_reading(folder: Path, names: Collection[str]) -> list[Path]:
     chosen = set(names)
     found = []
     for path in view_files(folder):  # each after the files it reads
-        if path.stem in chosen or sql_words(path.read_text(encoding="utf-8")) & chosen:
-            chosen.add(path.stem)
+        text = path.read_text(encoding="utf-8")
+        defined = _defined(text, path.stem)
+        if defined & chosen or sql_words(text) & chosen:
+            chosen |= defined
             found.append(path)
     return found
 
 
 def view_files(folder: Path = VIEWS) -> list[Path]:
-    """``folder``'s view files in the order DuckDB can create them: each after the views
-    whose names its SQL mentions (comments aside), in name order otherwise.
+    """``folder``'s view files in the order DuckDB can create them: each after the files
+    defining a view or macro its SQL names (comments aside), in name order otherwise.
 
-    DuckDB binds a view when it is created, so a view must follow those it reads; a view's
+    DuckDB binds a view when it is created, so a view must follow those it reads; a file's
     name need not say where it stands. A cycle is a definition error naming its files.
     """
-    pending = {p.stem: p for p in sorted(folder.glob("*.sql"))}
+    texts = {p.stem: (p, p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.sql"))}
+    owner = {name: stem for stem, (_, text) in texts.items() for name in _defined(text, stem)}
     reads = {
-        name: sql_words(path.read_text(encoding="utf-8")) & pending.keys() - {name}
-        for name, path in pending.items()
+        stem: {owner[word] for word in sql_words(text) if word in owner} - {stem}
+        for stem, (_, text) in texts.items()
     }
+    pending = {stem: path for stem, (path, _) in texts.items()}
     ordered: list[Path] = []
     while pending:
         ready = [name for name in pending if not reads[name] & pending.keys()]
@@ -100,17 +104,31 @@ def view_files(folder: Path = VIEWS) -> list[Path]:
     return ordered
 
 
+def _defined(sql: str, stem: str) -> set[str]:
+    """The views and macros a view file creates: the file's name, and any other it names
+    (``ids_of_variables.sql`` creates the macros ``owner_of`` and ``variable_key``)."""
+    return {stem, *_CREATED.findall(_code(sql))}
+
+
 def sql_words(sql: str) -> set[str]:
     """The words of ``sql`` outside its comments: every name it may read is one of them.
 
     A table or view named only in a comment (``-- unlike variables, ...``) is not read.
     """
-    return set(_WORD.findall(_COMMENT.sub(lambda m: m.group("text") or " ", sql)))
+    return set(_WORD.findall(_code(sql)))
+
+
+def _code(sql: str) -> str:
+    return _COMMENT.sub(lambda m: m.group("text") or " ", sql)
 
 
 # A comment, or a string literal (kept: '--' in one starts no comment).
 _COMMENT = re.compile(r"(?P<text>'(?:[^']|'')*')|--[^\n]*|/\*.*?\*/", re.DOTALL)
 _WORD = re.compile(r"\w+")
+_CREATED = re.compile(
+    r"\bcreate\s+(?:or\s+replace\s+)?(?:temp\w*\s+)?(?:view|macro|function)\s+(\w+)",
+    re.IGNORECASE,
+)
 
 
 def ensure_views(
