@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import duckdb
 import pytest
-from engine_world import history
+from engine_world import history, write_store
 
 from toolkit.audit import CheckDefinitionError, install_views
-from toolkit.audit.check_run import view_files, views_reading
+from toolkit.audit.check_run import main_views, view_files, views_reading
 from toolkit.audit.scope import SCOPE_SCHEMA, scoped
 from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 
@@ -99,3 +99,20 @@ def test_a_scope_limiting_snapshots_creates_again_only_the_views_that_read_them(
     assert {"snapshots", "replica_restarts", "crash_streaks"} <= made
     assert not made & {"variable_items", "all_resources", "webhook_addresses"}
     assert {row[0] for row in seen} <= set(ids)  # the scope's snapshots only
+
+
+def test_a_scope_on_a_connection_without_derived_views_creates_them_all(tmp_path: Path) -> None:
+    con = write_store(tmp_path / "store", history()).duckdb()  # a store's views, none derived
+    assert "replica_restarts" not in main_views(con)
+    with scoped(con, None):  # shadows nothing
+        made = {
+            str(row[0])
+            for row in con.sql(
+                "select view_name from duckdb_views() where schema_name = ?", params=[SCOPE_SCHEMA]
+            ).fetchall()
+        }
+        services = con.sql("select count(*) from all_resources where resource_type = 'service'")
+        counted = services.fetchall()
+    assert {"replica_restarts", "variable_items", "all_resources"} <= made
+    assert counted[0][0] > 0
+    assert "replica_restarts" not in main_views(con)  # each audit binds them once, in its scope

@@ -30,6 +30,7 @@ __all__ = [
     "confine",
     "ensure_views",
     "install_views",
+    "main_views",
     "nested_arrow",
     "outside_the_store",
     "production_pattern",
@@ -52,21 +53,27 @@ def install_views(
     folder: Path = VIEWS,
     *,
     reading: Collection[str] | None = None,
+    present: Collection[str] = (),
 ) -> None:
     """Create every ``<name>.sql`` view of ``folder`` (each file is one CREATE VIEW or
     macro), each after the views it reads; with ``reading``, only those that read one of
-    those names, directly or through the others (see :func:`views_reading`)."""
-    for path in view_files(folder) if reading is None else views_reading(folder, reading):
+    those names, directly or through the others, or create one missing from ``present``
+    (see :func:`views_reading`)."""
+    chosen = view_files(folder) if reading is None else views_reading(folder, reading, present)
+    for path in chosen:
         _create_view(con, path)
 
 
-def views_reading(folder: Path, names: Collection[str]) -> list[Path]:
+def views_reading(
+    folder: Path, names: Collection[str], present: Collection[str] | None = None
+) -> list[Path]:
     """``folder``'s view files that read one of ``names`` (tables, or views and macros of
     ``folder``), directly or through the others, in :func:`view_files` order; a file
-    defining one of ``names`` is one of them.
+    defining one of ``names`` is one of them. With ``present`` (the views and macros that
+    exist: :func:`main_views`), also each file creating one that does not.
 
-    A scope that shadows some tables creates these again in its schema: DuckDB binds the
-    names in a view's SQL in the view's own schema, so a view left in ``main`` keeps reading
+    A scope that shadows some tables creates these in its schema: DuckDB binds the names in
+    a view's SQL in the view's own schema, so a view left in ``main`` keeps reading
     ``main``'s tables whatever the search path. The other views read the same rows there.
     """
     chosen = set(names)
@@ -74,10 +81,21 @@ def views_reading(folder: Path, names: Collection[str]) -> list[Path]:
     for path in view_files(folder):  # each after the files it reads
         text = path.read_text(encoding="utf-8")
         defined = _defined(text, path.stem)
-        if defined & chosen or sql_words(text) & chosen:
+        missing = present is not None and not set(_CREATED.findall(_code(text))) <= set(present)
+        if missing or defined & chosen or sql_words(text) & chosen:
             chosen |= defined
             found.append(path)
     return found
+
+
+def main_views(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The views and macros of ``con``'s main schema."""
+    rows = con.sql(
+        "select view_name from duckdb_views() where schema_name = 'main' and not internal "
+        "union all select function_name from duckdb_functions() where schema_name = 'main' "
+        "and function_type in ('macro', 'table_macro') and not internal"
+    ).fetchall()
+    return {str(row[0]) for row in rows}
 
 
 def view_files(folder: Path = VIEWS) -> list[Path]:

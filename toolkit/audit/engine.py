@@ -28,7 +28,7 @@ import pyarrow as pa
 from toolkit.audit.catalogue import Catalogue
 from toolkit.audit.check_file import SEVERITIES
 from toolkit.audit.check_rows import run_checks
-from toolkit.audit.check_run import confine, ensure_views, production_pattern
+from toolkit.audit.check_run import confine, ensure_views, production_pattern, set_production
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.lifecycle import (
     build_judged,
@@ -118,9 +118,12 @@ def run_audit(
     # A data file gone, or S3 failing: the store, not a check (store_reads).
     with store_reads(), ExitStack() as stack:
         con, snapshot_rows = audit_connection(source, latest_only, snapshot, compare_to)
-        ensure_views(con, production=settings.production_pattern if settings else None)
+        production = settings.production_pattern if settings else None
         if isinstance(source, Store):  # a connection of ours: a caller's is left as it is
+            set_production(con, production)  # its views: in each scope (scope.scoped)
             confine(con, source.url)
+        else:
+            ensure_views(con, production=production)
         committed = committed_snapshots(con)
         target, compare = select_snapshots(committed, snapshot, compare_to)
         split = None if latest_only else split_window(committed, target, compare)

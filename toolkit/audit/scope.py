@@ -1,8 +1,9 @@
 """What the checks read: the store's views, limited to some snapshots, shared work done once.
 
 Checks are never rewritten. A schema (``audit_scope``) shadows the table views it limits or
-copies through DuckDB's search path, and the derived views are created again inside it so
-they read the shadows too:
+copies through DuckDB's search path, and the derived views that read them are created again
+inside it so they read the shadows too (every derived view, on a connection that has none:
+an audit's own):
 
 * the latest-only fast path limits each shadow to a few snapshot ids (the judged and
   compared ones and the one before each, which checks comparing with ``lag()`` need). Ids
@@ -32,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from toolkit.audit.check_run import VIEWS, install_views, sql_words, view_files
+from toolkit.audit.check_run import VIEWS, install_views, main_views, sql_words, view_files
 from toolkit.snapshot import SNAPSHOT_TABLES, id_list_literal
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ def scoped(
     ``snapshot_ids`` (a store's connection for those snapshots): only ``snapshots`` is
     limited then."""
     plan = plan or ScopePlan()
+    present = main_views(con)
     previous = search_path(con) or "main"
     con.execute(f"drop schema if exists {schema} cascade")  # an earlier scope's
     con.execute(f"create schema {schema}")
@@ -149,9 +151,10 @@ def scoped(
     path = f"{schema},main"
     set_search_path(con, path)
     try:
-        # The views reading a shadow, or a view computed once, are created in the scope too
-        # (the others read the same rows in main: no cost of binding them again)
-        install_views(con, views, reading={*shadowed, *plan.materialize})
+        # The views reading a shadow, or a view computed once, are created in the scope, and
+        # those main lacks (an audit's own connection has none: each is bound once, here);
+        # the others read the same rows in main, with no cost of binding them again
+        install_views(con, views, reading={*shadowed, *plan.materialize}, present=present)
         for view in view_files(views):  # a view is materialised before those reading it
             if view.stem in plan.materialize:
                 _materialize(con, view.stem, schema)

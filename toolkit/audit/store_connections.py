@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from toolkit.audit.check_run import confine, ensure_views
+from toolkit.audit.check_run import confine, set_production
 from toolkit.audit.findings import SnapshotRef
 from toolkit.audit.scope import (
     WINDOW_SCHEMA,
@@ -91,7 +91,7 @@ def files_opener(
     def opened(ids: Sequence[str]) -> duckdb.DuckDBPyConnection:
         own = connect(store, ids, rows)
         try:
-            ensure_views(own, production=production)
+            set_production(own, production)  # its views: in its scope (window_scope)
             confine(own, store.url)
         except BaseException:
             own.close()
