@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "VIEWS",
     "confine",
+    "create_view",
     "ensure_views",
     "install_views",
     "main_views",
@@ -61,7 +62,7 @@ def install_views(
     (see :func:`views_reading`)."""
     chosen = view_files(folder) if reading is None else views_reading(folder, reading, present)
     for path in chosen:
-        _create_view(con, path)
+        create_view(con, path)
 
 
 def views_reading(
@@ -167,7 +168,7 @@ def ensure_views(
     }
     for path in view_files(folder):
         if path.stem not in existing:
-            _create_view(con, path)
+            create_view(con, path)
 
 
 def set_production(con: duckdb.DuckDBPyConnection, pattern: str | None) -> None:
@@ -188,7 +189,8 @@ def production_pattern(con: duckdb.DuckDBPyConnection) -> str | None:
     return None if row is None or row[0] is None else str(row[0])
 
 
-def _create_view(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+def create_view(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Run one view file on ``con`` (its view or macros), naming the file in any error."""
     try:
         con.execute(path.read_text(encoding="utf-8"))
     except Exception as exc:  # DuckDB raises several types; name the file in every case

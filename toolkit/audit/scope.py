@@ -33,7 +33,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from toolkit.audit.check_run import VIEWS, install_views, main_views, sql_words, view_files
+from toolkit.audit.check_run import (
+    VIEWS,
+    create_view,
+    main_views,
+    sql_words,
+    views_reading,
+)
 from toolkit.snapshot import SNAPSHOT_TABLES, id_list_literal
 
 if TYPE_CHECKING:
@@ -153,9 +159,11 @@ def scoped(
     try:
         # The views reading a shadow, or a view computed once, are created in the scope, and
         # those main lacks (an audit's own connection has none: each is bound once, here);
-        # the others read the same rows in main, with no cost of binding them again
-        install_views(con, views, reading={*shadowed, *plan.materialize}, present=present)
-        for view in view_files(views):  # a view is materialised before those reading it
+        # the others read the same rows in main, with no cost of binding them again. A view
+        # computed once is computed before the views reading it are bound: they then bind
+        # to its table, not to its whole expansion (credential_reach_growth reads it twice).
+        for view in views_reading(views, {*shadowed, *plan.materialize}, present):
+            create_view(con, view)
             if view.stem in plan.materialize:
                 _materialize(con, view.stem, schema)
         yield path
