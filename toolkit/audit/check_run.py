@@ -49,19 +49,10 @@ VIEWS = Path(__file__).with_name("views")
 """Derived views (e.g. ``credential_reach``) defined before any check runs (:func:`view_files`)."""
 
 
-def install_views(
-    con: duckdb.DuckDBPyConnection,
-    folder: Path = VIEWS,
-    *,
-    reading: Collection[str] | None = None,
-    present: Collection[str] = (),
-) -> None:
+def install_views(con: duckdb.DuckDBPyConnection, folder: Path = VIEWS) -> None:
     """Create every ``<name>.sql`` view of ``folder`` (each file is one CREATE VIEW or
-    macro), each after the views it reads; with ``reading``, only those that read one of
-    those names, directly or through the others, or create one missing from ``present``
-    (see :func:`views_reading`)."""
-    chosen = view_files(folder) if reading is None else views_reading(folder, reading, present)
-    for path in chosen:
+    macro), each after the views it reads (:func:`view_files`)."""
+    for path in view_files(folder):
         create_view(con, path)
 
 
