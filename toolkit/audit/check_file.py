@@ -32,6 +32,7 @@ __all__ = [
     "STATUSES",
     "CheckParam",
     "CheckSpec",
+    "created_names",
     "discover_checks",
     "parse_check",
 ]
@@ -301,13 +302,22 @@ def _regex_list_macros() -> tuple[str, ...]:
     (``secret_ages($min_length, $secret_names, $not_secret_names)``)."""
     found = ["secret_name"]
     for path in sorted(Path(__file__).with_name("views").glob("*.sql")):
-        code = _NOT_CODE.sub(" ", path.read_text(encoding="utf-8"))
-        if "secret_name(" in code:
-            found += _MACRO.findall(code)
+        text = path.read_text(encoding="utf-8")
+        if "secret_name(" in _NOT_CODE.sub(" ", text):
+            found += created_names(text)
     return tuple(dict.fromkeys(found))
 
 
-_MACRO = re.compile(r"\bmacro\s+(\w+)\s*\(", re.IGNORECASE)
+def created_names(sql: str) -> list[str]:
+    """The views and macros ``sql`` creates (``create or replace macro owner_of(...)``),
+    comments and quoted text aside."""
+    return _CREATED.findall(_NOT_CODE.sub(" ", sql))
+
+
+_CREATED = re.compile(
+    r"\bcreate\s+(?:or\s+replace\s+)?(?:temp\w*\s+)?(?:view|macro|function)\s+(\w+)",
+    re.IGNORECASE,
+)
 
 
 def _read_as(param: CheckParam, sql: str) -> CheckParam:

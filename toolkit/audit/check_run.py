@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
-from toolkit.audit.check_file import OUTPUT_COLUMNS
+from toolkit.audit.check_file import OUTPUT_COLUMNS, created_names
 from toolkit.errors import CheckDefinitionError
 from toolkit.snapshot.views import store_read_failure, store_unreadable
 
@@ -73,7 +73,7 @@ def views_reading(
     for path in view_files(folder):  # each after the files it reads
         text = path.read_text(encoding="utf-8")
         defined = _defined(text, path.stem)
-        missing = present is not None and not set(_CREATED.findall(_code(text))) <= set(present)
+        missing = present is not None and not set(created_names(text)) <= set(present)
         if missing or defined & chosen or sql_words(text) & chosen:
             chosen |= defined
             found.append(path)
@@ -117,7 +117,7 @@ def view_files(folder: Path = VIEWS) -> list[Path]:
 def _defined(sql: str, stem: str) -> set[str]:
     """The views and macros a view file creates: the file's name, and any other it names
     (``ids_of_variables.sql`` creates the macros ``owner_of`` and ``variable_key``)."""
-    return {stem, *_CREATED.findall(_code(sql))}
+    return {stem, *created_names(sql)}
 
 
 def sql_words(sql: str) -> set[str]:
@@ -135,10 +135,6 @@ def _code(sql: str) -> str:
 # A comment, or a string literal (kept: '--' in one starts no comment).
 _COMMENT = re.compile(r"(?P<text>'(?:[^']|'')*')|--[^\n]*|/\*.*?\*/", re.DOTALL)
 _WORD = re.compile(r"\w+")
-_CREATED = re.compile(
-    r"\bcreate\s+(?:or\s+replace\s+)?(?:temp\w*\s+)?(?:view|macro|function)\s+(\w+)",
-    re.IGNORECASE,
-)
 
 
 def ensure_views(
