@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import duckdb
 import pyarrow as pa
@@ -70,13 +70,11 @@ def views_reading(
     """
     chosen = set(names)
     found = []
-    for path in view_files(folder):  # each after the files it reads
-        text = path.read_text(encoding="utf-8")
-        defined = _defined(text, path.stem)
-        missing = present is not None and not set(created_names(text)) <= set(present)
-        if missing or defined & chosen or sql_words(text) & chosen:
-            chosen |= defined
-            found.append(path)
+    for view in _ordered(folder):  # each after the files it reads
+        missing = present is not None and not view.created <= set(present)
+        if missing or view.defined & chosen or view.words & chosen:
+            chosen |= view.defined
+            found.append(view.path)
     return found
 
 
@@ -97,27 +95,36 @@ def view_files(folder: Path = VIEWS) -> list[Path]:
     DuckDB binds a view when it is created, so a view must follow those it reads; a file's
     name need not say where it stands. A cycle is a definition error naming its files.
     """
-    texts = {p.stem: (p, p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.sql"))}
-    owner = {name: stem for stem, (_, text) in texts.items() for name in _defined(text, stem)}
+    return [view.path for view in _ordered(folder)]
+
+
+class _ViewFile(NamedTuple):
+    path: Path
+    created: set[str]  # the views and macros it creates
+    defined: set[str]  # those, and the file's name
+    words: set[str]  # the words of its SQL, comments aside
+
+
+def _ordered(folder: Path) -> list[_ViewFile]:
+    """Each file read and parsed once, in :func:`view_files` order."""
+    files = {}
+    for path in sorted(folder.glob("*.sql")):
+        text = path.read_text(encoding="utf-8")
+        created = set(created_names(text))
+        files[path.stem] = _ViewFile(path, created, {path.stem, *created}, sql_words(text))
+    owner = {name: stem for stem, view in files.items() for name in view.defined}
     reads = {
-        stem: {owner[word] for word in sql_words(text) if word in owner} - {stem}
-        for stem, (_, text) in texts.items()
+        stem: {owner[word] for word in view.words if word in owner} - {stem}
+        for stem, view in files.items()
     }
-    pending = {stem: path for stem, (path, _) in texts.items()}
-    ordered: list[Path] = []
-    while pending:
-        ready = [name for name in pending if not reads[name] & pending.keys()]
+    ordered: list[_ViewFile] = []
+    while files:
+        ready = [stem for stem in files if not reads[stem] & files.keys()]
         if not ready:
-            files = ", ".join(str(path) for path in pending.values())
-            raise CheckDefinitionError(f"these views read each other in a cycle: {files}")
-        ordered.extend(pending.pop(name) for name in ready)
+            names = ", ".join(str(view.path) for view in files.values())
+            raise CheckDefinitionError(f"these views read each other in a cycle: {names}")
+        ordered.extend(files.pop(stem) for stem in ready)
     return ordered
-
-
-def _defined(sql: str, stem: str) -> set[str]:
-    """The views and macros a view file creates: the file's name, and any other it names
-    (``ids_of_variables.sql`` creates the macros ``owner_of`` and ``variable_key``)."""
-    return {stem, *created_names(sql)}
 
 
 def sql_words(sql: str) -> set[str]:
