@@ -1,5 +1,5 @@
 """Derived views are created each after the views it reads, whatever their names; a scope
-creates again only those reading what it shadows."""
+creates again only those reading what it shadows, and of those only the ones its checks read."""
 
 from __future__ import annotations
 
@@ -9,9 +9,16 @@ import duckdb
 import pytest
 from engine_world import history, write_store
 
-from toolkit.audit import CheckDefinitionError, install_views
-from toolkit.audit.check_run import main_views, view_files, views_reading
-from toolkit.audit.scope import SCOPE_SCHEMA, ScopePlan, scoped
+from toolkit.audit import Catalogue, CheckDefinitionError, install_views
+from toolkit.audit.check_run import (
+    ensure_views,
+    main_views,
+    run_check,
+    view_files,
+    views_read,
+    views_reading,
+)
+from toolkit.audit.scope import SCOPE_SCHEMA, ScopePlan, plan_scope, scoped
 from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 
 if TYPE_CHECKING:
@@ -83,6 +90,66 @@ def test_the_views_reading_some_names_follow_them_through_views_and_macros(
     assert [p.stem for p in views_reading(tmp_path, {"t"})] == ["a", "m", "b", "d"]
     assert [p.stem for p in views_reading(tmp_path, {"c"})] == ["c"]
     assert views_reading(tmp_path, {"nothing"}) == []
+
+
+def test_the_views_some_sql_reads_are_followed_through_views_and_macros(tmp_path: Path) -> None:
+    files = {
+        "a": "create view a as select x from t",
+        "b": "create view b as select x from a  -- not c",
+        "c": "create view c as select y from u",
+        "k": "create macro k(v) as v + 1; create macro other_name(v) as v - 1",
+        "d": "create view d as select other_name(x) as x from b",
+    }
+    for name, sql in files.items():
+        (tmp_path / f"{name}.sql").write_text(sql + "\n", encoding="utf-8")
+
+    assert [p.stem for p in views_read(tmp_path, ["select * from d"])] == ["a", "k", "b", "d"]
+    assert [p.stem for p in views_read(tmp_path, ["select 1 from c", "from a"])] == ["a", "c"]
+    assert views_read(tmp_path, ["select x from t -- from a"]) == []
+
+
+def _derived_in(con: duckdb.DuckDBPyConnection, schema: str) -> set[str]:
+    """The derived views and macros (named for their files) in ``schema``."""
+    rows = con.sql(
+        "select view_name from duckdb_views() where schema_name = $s union all "
+        "select function_name from duckdb_functions() where schema_name = $s",
+        params={"s": schema},
+    ).fetchall()
+    return {str(row[0]) for row in rows} & {path.stem for path in view_files()}
+
+
+def test_a_connection_for_some_checks_has_only_the_views_they_read() -> None:
+    checks = {spec.id: spec for spec in Catalogue.load().specs}
+    con = fixture_connection(history(), [checks["RES006"]])
+    assert _derived_in(con, "main") == {
+        "error_covers",
+        "oom_kills",
+        "replica_events_uncollected",
+        "memory_at_oom",
+    }
+    assert run_check(con, checks["RES006"]).num_rows > 0  # it has what it reads
+    ensure_views(con, checks=[checks["REP004"]])
+    assert _derived_in(con, "main") == {
+        "error_covers",
+        "oom_kills",
+        "replica_events_uncollected",
+        "memory_at_oom",
+        "all_resources",
+    }
+
+
+def test_a_scope_planned_for_some_checks_creates_only_the_views_they_read(
+    tmp_path: Path,
+) -> None:
+    con = write_store(tmp_path / "store", history()).duckdb()  # a store's views, none derived
+    checks = {spec.id: spec for spec in Catalogue.load().specs if spec.id in ("REP002", "REP004")}
+    ordered = con.sql("select snapshot_id from snapshots order by seq").fetchall()
+    ids = [str(row[0]) for row in ordered[2:]]
+    with scoped(con, ids, plan_scope(checks.values(), {})):
+        made = _derived_in(con, SCOPE_SCHEMA)
+        rows = run_check(con, checks["REP002"])
+    assert made == {"error_covers", "oom_kills", "replica_events_uncollected", "all_resources"}
+    assert set(rows.column("snapshot_id").to_pylist()) == set(ids)
 
 
 def test_a_scope_limiting_snapshots_creates_again_only_the_views_that_read_them() -> None:

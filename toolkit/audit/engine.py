@@ -123,7 +123,7 @@ def run_audit(
             set_production(con, production)  # its views: in each scope (scope.scoped)
             confine(con, source.url)
         else:
-            ensure_views(con, production=production)
+            ensure_views(con, production=production, checks=catalogue.specs)
         committed = committed_snapshots(con)
         target, compare = select_snapshots(committed, snapshot, compare_to)
         split = None if latest_only else split_window(committed, target, compare)

@@ -38,6 +38,7 @@ from toolkit.audit.check_run import (
     create_view,
     main_views,
     sql_words,
+    views_read,
     views_reading,
 )
 from toolkit.snapshot import SNAPSHOT_TABLES, id_list_literal
@@ -104,10 +105,12 @@ class Scope:
 
 @dataclass(frozen=True)
 class ScopePlan:
-    """What a scope computes once: tables copied into DuckDB, derived views materialised."""
+    """What a scope computes once: tables copied into DuckDB, derived views materialised;
+    and the view files (names) its checks read, the only ones it creates (None: all)."""
 
     cache: frozenset[str] = frozenset()
     materialize: frozenset[str] = frozenset()
+    views: frozenset[str] | None = None
 
 
 @contextmanager
@@ -163,6 +166,8 @@ def scoped(
         # computed once is computed before the views reading it are bound: they then bind
         # to its table, not to its whole expansion (credential_reach_growth reads it twice).
         for view in views_reading(views, {*shadowed, *plan.materialize}, present):
+            if plan.views is not None and view.stem not in plan.views:
+                continue  # no check of the scope reads it
             create_view(con, view)
             if view.stem in plan.materialize:
                 _materialize(con, view.stem, schema)
@@ -184,7 +189,9 @@ def plan_scope(
     shared`` that two or more checks read (directly or through another derived view), and
     each table read by two or more checks
     through a reader in :data:`_COPIED_READERS` (``readers`` maps table names to readers;
-    missing names count as Parquet) holding at most ``max_rows`` rows in scope."""
+    missing names count as Parquet) holding at most ``max_rows`` rows in scope; and the
+    derived views ``specs`` read, so the scope binds no other."""
+    specs = tuple(specs)
     derived = {p.stem: p.read_text(encoding="utf-8") for p in sorted(views.glob("*.sql"))}
     names = [*SNAPSHOT_TABLES, *derived]
     reads: dict[str, int] = dict.fromkeys(names, 0)
@@ -200,7 +207,8 @@ def plan_scope(
         and (row_counts.get(name) or 0) <= max_rows
     }
     shared = {n for n, sql in derived.items() if reads[n] >= 2 and _SHARED.search(sql)}
-    return ScopePlan(frozenset(cache), frozenset(shared))
+    read = views_read(views, [spec.sql for spec in specs])
+    return ScopePlan(frozenset(cache), frozenset(shared), frozenset(p.stem for p in read))
 
 
 def blind_checks(
