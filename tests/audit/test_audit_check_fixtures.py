@@ -11,7 +11,7 @@ import pytest
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, STATUSES, discover_checks
 from toolkit.audit.check_run import run_check
-from toolkit.audit.scope import scoped
+from toolkit.audit.scope import plan_scope, scoped
 from toolkit.audit.testing import (
     alarmed_in_last_snapshot,
     fixture_connection,
@@ -19,7 +19,10 @@ from toolkit.audit.testing import (
 )
 
 if TYPE_CHECKING:
+    import duckdb
     import pyarrow as pa
+
+    from toolkit.audit.check_file import CheckSpec
 
 FIXTURES = Path(__file__).with_name("fixtures")
 CHECKS = {spec.id: spec for spec in discover_checks([BUILTIN_CHECKS])}
@@ -41,7 +44,8 @@ def test_every_fixture_folder_names_a_check() -> None:
 def test_check_fixture(path: Path) -> None:
     fixture = json.loads(path.read_text(encoding="utf-8"))
     spec = CHECKS[path.parent.name]
-    result = run_check(fixture_connection(fixture), spec, fixture.get("params"))
+    con = fixture_connection(fixture, [spec])
+    result = run_check(con, spec, fixture.get("params"))
     expected = set(fixture["expect_alarms"])
     # the fixture's last snapshot, not the newest one with rows: a last snapshot the check
     # returns nothing for would silently make the fixture judge the one before
@@ -76,17 +80,18 @@ def test_check_fixture(path: Path) -> None:
     statuses = set(result.column("status").to_pylist())
     assert statuses <= set(STATUSES)
     if spec.history != "all":
-        _require_history_line(fixture, spec.id, result)
+        _require_history_line(con, fixture, spec, result)
 
 
-def _require_history_line(fixture: dict[str, Any], check_id: str, result: pa.Table) -> None:
+def _require_history_line(
+    con: duckdb.DuckDBPyConnection, fixture: dict[str, Any], spec: CheckSpec, result: pa.Table
+) -> None:
     """A check saying ``-- history: snapshot`` or ``previous`` judges the last snapshot from
     it and the one before alone exactly as from the whole history (the engine's window, and
     ``audit --latest-only``, rely on it; a full audit refuses a check that does not)."""
     ids = fixture_snapshot_ids(len(fixture["snapshots"]))
-    con = fixture_connection(fixture)
-    with scoped(con, ids[-2:]):
-        windowed = run_check(con, CHECKS[check_id], fixture.get("params"))
+    with scoped(con, ids[-2:], plan_scope([spec], {})):  # as the engine's window
+        windowed = run_check(con, spec, fixture.get("params"))
 
     def judged(table: pa.Table) -> list[tuple[str, str]]:
         rows = table.select(["snapshot_id", "resource_id", "status"]).to_pylist()
@@ -108,6 +113,7 @@ def test_every_row_has_a_reason_without_names(path: Path) -> None:
             if table in _NAMED:
                 for row in rows:
                     row["name"] = None
-    result = run_check(fixture_connection(fixture), CHECKS[path.parent.name], fixture.get("params"))
+    spec = CHECKS[path.parent.name]
+    result = run_check(fixture_connection(fixture, [spec]), spec, fixture.get("params"))
     missing = [r["resource_id"] for r in result.to_pylist() if not r["reason"]]
     assert not missing, f"rows without a reason: {missing}"
