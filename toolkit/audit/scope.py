@@ -76,6 +76,7 @@ CACHE_MAX_ROWS = 5_000_000
 """A table with more rows than this in scope is scanned by each check rather than copied."""
 _SHARED = re.compile(r"^--\s*materialize:\s*shared\s*$", re.MULTILINE)
 _COPIED_READERS = frozenset({"dataset"})
+"""Readers (see ``toolkit.snapshot.views``) whose tables are worth copying into DuckDB."""
 ENDPOINT_TABLES: dict[str, tuple[str, ...]] = {
     "users.me": ("credentials", "credential_resources"),
     "templates.list": ("templates",),
@@ -91,7 +92,6 @@ ENDPOINT_TABLES: dict[str, tuple[str, ...]] = {
 """The tables a failed call of each endpoint (``collection_errors.endpoint``) leaves short.
 A listing of the hierarchy (teams, projects, environments, services) or an endpoint not
 named here leaves every table short: what hangs below it was never asked for."""
-"""Readers (see ``toolkit.snapshot.views``) whose tables are worth copying into DuckDB."""
 
 
 @dataclass(frozen=True)
