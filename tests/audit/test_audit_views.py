@@ -73,39 +73,37 @@ def test_views_reading_each_other_in_a_cycle_are_refused_naming_them(tmp_path: P
         view_files(tmp_path)
 
 
-def test_the_views_reading_some_names_follow_them_through_views_and_macros(
-    tmp_path: Path,
-) -> None:
+def _chained(folder: Path) -> Path:
+    """Views and macros reading tables t and u and each other, one file each."""
     files = {
         "a": "create view a as select x from t",
         "b": "create view b as select x from a  -- not c",
         "c": "create view c as select y from u",
         "m": "create macro m() as table select x from t",
         "d": "create view d as select x from m()",
-        "e": "create macro e(v) as v + 1",
+        "e": "create macro e(v) as v + 1; create macro other_name(v) as v - 1",
+        "f": "create view f as select other_name(x) as x from b",
     }
     for name, sql in files.items():
-        (tmp_path / f"{name}.sql").write_text(sql + "\n", encoding="utf-8")
+        (folder / f"{name}.sql").write_text(sql + "\n", encoding="utf-8")
+    return folder
 
-    assert [p.stem for p in views_reading(tmp_path, {"t"})] == ["a", "m", "b", "d"]
-    assert [p.stem for p in views_reading(tmp_path, {"c"})] == ["c"]
-    assert views_reading(tmp_path, {"nothing"}) == []
+
+def test_the_views_reading_some_names_follow_them_through_views_and_macros(
+    tmp_path: Path,
+) -> None:
+    folder = _chained(tmp_path)
+    assert [p.stem for p in views_reading(folder, {"t"})] == ["a", "m", "b", "d", "f"]
+    assert [p.stem for p in views_reading(folder, {"c"})] == ["c"]
+    assert [p.stem for p in views_reading(folder, {"other_name"})] == ["e", "f"]
+    assert views_reading(folder, {"nothing"}) == []
 
 
 def test_the_views_some_sql_reads_are_followed_through_views_and_macros(tmp_path: Path) -> None:
-    files = {
-        "a": "create view a as select x from t",
-        "b": "create view b as select x from a  -- not c",
-        "c": "create view c as select y from u",
-        "k": "create macro k(v) as v + 1; create macro other_name(v) as v - 1",
-        "d": "create view d as select other_name(x) as x from b",
-    }
-    for name, sql in files.items():
-        (tmp_path / f"{name}.sql").write_text(sql + "\n", encoding="utf-8")
-
-    assert [p.stem for p in views_read(tmp_path, ["select * from d"])] == ["a", "k", "b", "d"]
-    assert [p.stem for p in views_read(tmp_path, ["select 1 from c", "from a"])] == ["a", "c"]
-    assert views_read(tmp_path, ["select x from t -- from a"]) == []
+    folder = _chained(tmp_path)
+    assert [p.stem for p in views_read(folder, ["select * from f"])] == ["a", "e", "b", "f"]
+    assert [p.stem for p in views_read(folder, ["select 1 from c", "from d"])] == ["c", "m", "d"]
+    assert views_read(folder, ["select x from t -- from a"]) == []
 
 
 def _derived_in(con: duckdb.DuckDBPyConnection, schema: str) -> set[str]:
