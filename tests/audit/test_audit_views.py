@@ -12,8 +12,8 @@ from engine_world import history, write_store
 from toolkit.audit import Catalogue, CheckDefinitionError, install_views
 from toolkit.audit.check_run import (
     ensure_views,
-    main_views,
     run_check,
+    schema_views,
     view_files,
     views_read,
     views_reading,
@@ -108,12 +108,7 @@ def test_the_views_some_sql_reads_are_followed_through_views_and_macros(tmp_path
 
 def _derived_in(con: duckdb.DuckDBPyConnection, schema: str) -> set[str]:
     """The derived views and macros (named for their files) in ``schema``."""
-    rows = con.sql(
-        "select view_name from duckdb_views() where schema_name = $s union all "
-        "select function_name from duckdb_functions() where schema_name = $s",
-        params={"s": schema},
-    ).fetchall()
-    return {str(row[0]) for row in rows} & {path.stem for path in view_files()}
+    return schema_views(con, schema) & {path.stem for path in view_files()}
 
 
 def test_a_connection_for_some_checks_has_only_the_views_they_read() -> None:
@@ -134,6 +129,22 @@ def test_a_connection_for_some_checks_has_only_the_views_they_read() -> None:
         "memory_at_oom",
         "all_resources",
     }
+
+
+def test_ensure_views_runs_no_file_whose_views_and_macros_the_connection_has(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "helpers.sql").write_text(
+        "create or replace macro plus_one(x) as x + 1;\n"
+        "create or replace macro plus_two(x) as x + 2\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "v.sql").write_text("create view v as select plus_one(1) as n\n", encoding="utf-8")
+    con = duckdb.connect()
+    ensure_views(con, tmp_path)
+    con.execute("create or replace macro plus_one(x) as x + 10")  # as a notebook might
+    ensure_views(con, tmp_path)
+    assert con.sql("select plus_one(1), n from v").fetchall() == [(11, 11)]
 
 
 def test_a_scope_planned_for_some_checks_creates_only_the_views_they_read(
@@ -168,7 +179,7 @@ def test_a_scope_limiting_snapshots_creates_again_only_the_views_that_read_them(
 
 def test_a_scope_on_a_connection_without_derived_views_creates_them_all(tmp_path: Path) -> None:
     con = write_store(tmp_path / "store", history()).duckdb()  # a store's views, none derived
-    assert "replica_restarts" not in main_views(con)
+    assert "replica_restarts" not in schema_views(con)
     with scoped(con, None):  # shadows nothing
         made = {
             str(row[0])
@@ -180,7 +191,7 @@ def test_a_scope_on_a_connection_without_derived_views_creates_them_all(tmp_path
         counted = services.fetchall()
     assert {"replica_restarts", "variable_items", "all_resources"} <= made
     assert counted[0][0] > 0
-    assert "replica_restarts" not in main_views(con)  # each audit binds them once, in its scope
+    assert "replica_restarts" not in schema_views(con)  # each audit binds them once, in its scope
 
 
 def test_a_view_computed_once_is_a_table_before_the_views_reading_it_are_bound() -> None:

@@ -31,7 +31,6 @@ __all__ = [
     "create_view",
     "ensure_views",
     "install_views",
-    "main_views",
     "nested_arrow",
     "outside_the_store",
     "production_pattern",
@@ -39,6 +38,7 @@ __all__ = [
     "require_text_columns",
     "run_check",
     "run_sql",
+    "schema_views",
     "set_production",
     "sql_words",
     "view_files",
@@ -59,21 +59,14 @@ def install_views(
 
     DuckDB binds a view when it creates it (a few milliseconds each, more for a view over
     other views), so a connection that runs a few checks is quicker to make with them."""
-    paths = view_files(folder) if checks is None else views_read(folder, [c.sql for c in checks])
-    for path in paths:
-        create_view(con, path)
+    for view in _chosen(folder, checks):
+        create_view(con, view.path)
 
 
 def views_read(folder: Path, sqls: Iterable[str]) -> list[Path]:
     """``folder``'s view files whose views or macros one of ``sqls`` reads, directly or
     through the others, in :func:`view_files` order (a name in a comment is not read)."""
-    wanted: set[str] = set().union(*map(sql_words, sqls))
-    found = []
-    for view in reversed(_ordered(folder)):  # each file before the files it reads
-        if view.defined & wanted:
-            wanted |= view.words
-            found.append(view.path)
-    return found[::-1]
+    return [view.path for view in _read_by(_ordered(folder), sqls)]
 
 
 def views_reading(
@@ -82,7 +75,7 @@ def views_reading(
     """``folder``'s view files that read one of ``names`` (tables, or views and macros of
     ``folder``), directly or through the others, in :func:`view_files` order; a file
     defining one of ``names`` is one of them. With ``present`` (the views and macros that
-    exist: :func:`main_views`), also each file creating one that does not.
+    exist: :func:`schema_views`), also each file creating one that does not.
 
     A scope that shadows some tables creates these in its schema: DuckDB binds the names in
     a view's SQL in the view's own schema, so a view left in ``main`` keeps reading
@@ -98,12 +91,13 @@ def views_reading(
     return found
 
 
-def main_views(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """The views and macros of ``con``'s main schema."""
+def schema_views(con: duckdb.DuckDBPyConnection, schema: str = "main") -> set[str]:
+    """The views and macros of ``con``'s ``schema``."""
     rows = con.sql(
-        "select view_name from duckdb_views() where schema_name = 'main' and not internal "
-        "union all select function_name from duckdb_functions() where schema_name = 'main' "
-        "and function_type in ('macro', 'table_macro') and not internal"
+        "select view_name from duckdb_views() where schema_name = $schema and not internal "
+        "union all select function_name from duckdb_functions() where schema_name = $schema "
+        "and function_type in ('macro', 'table_macro') and not internal",
+        params={"schema": schema},
     ).fetchall()
     return {str(row[0]) for row in rows}
 
@@ -147,6 +141,23 @@ def _ordered(folder: Path) -> list[_ViewFile]:
     return ordered
 
 
+def _read_by(ordered: Sequence[_ViewFile], sqls: Iterable[str]) -> list[_ViewFile]:
+    """Of ``ordered`` (:func:`_ordered`), the files ``sqls`` read, directly or not."""
+    wanted: set[str] = set().union(*map(sql_words, sqls))
+    found = []
+    for view in reversed(ordered):  # each file before the files it reads
+        if view.defined & wanted:
+            wanted |= view.words
+            found.append(view)
+    return found[::-1]
+
+
+def _chosen(folder: Path, checks: Iterable[CheckSpec] | None) -> list[_ViewFile]:
+    """``folder``'s view files in order: all, or those ``checks`` read."""
+    ordered = _ordered(folder)
+    return ordered if checks is None else _read_by(ordered, [c.sql for c in checks])
+
+
 def sql_words(sql: str) -> set[str]:
     """The words of ``sql`` outside its comments: every name it may read is one of them.
 
@@ -174,21 +185,15 @@ def ensure_views(
     """Create the derived views that the connection's current schema does not have yet
     (with ``checks``, of those they read: :func:`views_read`).
 
-    A view file is named for the view it creates (``credential_reach.sql``), so a
-    connection prepared earlier (a fixture's, a notebook's) is left as it is.
+    A file whose views and macros all exist is not run again, so a connection prepared
+    earlier (a fixture's, a notebook's) is left as it is.
     ``production``: see :func:`set_production` (``settings.production_pattern``).
     """
     set_production(con, production)
-    existing = {
-        str(row[0])
-        for row in con.sql(
-            "select view_name from duckdb_views() where schema_name = current_schema()"
-        ).fetchall()
-    }
-    paths = view_files(folder) if checks is None else views_read(folder, [c.sql for c in checks])
-    for path in paths:
-        if path.stem not in existing:
-            create_view(con, path)
+    existing = schema_views(con, str(con.execute("select current_schema()").fetchall()[0][0]))
+    for view in _chosen(folder, checks):
+        if not view.created <= existing:
+            create_view(con, view.path)
 
 
 def set_production(con: duckdb.DuckDBPyConnection, pattern: str | None) -> None:

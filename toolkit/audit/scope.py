@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from toolkit.audit.check_run import (
     VIEWS,
     create_view,
-    main_views,
+    schema_views,
     sql_words,
     views_read,
     views_reading,
@@ -130,7 +130,7 @@ def scoped(
     ``snapshot_ids`` (a store's connection for those snapshots): only ``snapshots`` is
     limited then."""
     plan = plan or ScopePlan()
-    present = main_views(con)
+    present = schema_views(con)
     previous = search_path(con) or "main"
     con.execute(f"drop schema if exists {schema} cascade")  # an earlier scope's
     con.execute(f"create schema {schema}")
