@@ -120,6 +120,17 @@ def test_a_table_named_only_in_a_comment_is_not_read() -> None:
     assert blind_checks([quoted], [("s3", "variables.list", "services")]) == [(spec.id, "s3")]
 
 
+def test_a_check_reads_a_table_through_a_macro_named_unlike_its_file(tmp_path: Path) -> None:
+    (tmp_path / "helpers.sql").write_text(
+        "create or replace macro hooks() as table select * from webhooks\n", encoding="utf-8"
+    )
+    spec = engine_catalogue().specs[0]
+    through = replace(spec, sql=spec.sql.replace("from services", "from services, hooks() h"))
+    assert through.sql != spec.sql
+    assert blind_checks([through], [("s3", "webhooks.list", None)], tmp_path) == [(spec.id, "s3")]
+    assert blind_checks([spec], [("s3", "webhooks.list", None)], tmp_path) == []
+
+
 def test_a_fix_a_partial_snapshot_did_observe_counts() -> None:
     # 'resolved' (o A A o) is fixed on day 3 instead: its ok row there is an observation,
     # though day 3 is partial and neither judged nor compared (day 4 against day 2).

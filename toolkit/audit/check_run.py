@@ -27,12 +27,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "VIEWS",
+    "DerivedViews",
+    "ViewFile",
     "confine",
     "create_view",
     "ensure_views",
     "install_views",
     "nested_arrow",
     "outside_the_store",
+    "parsed_views",
     "production_pattern",
     "require_shape",
     "require_text_columns",
@@ -66,7 +69,7 @@ def install_views(
 def views_read(folder: Path, sqls: Iterable[str]) -> list[Path]:
     """``folder``'s view files whose views or macros one of ``sqls`` reads, directly or
     through the others, in :func:`view_files` order (a name in a comment is not read)."""
-    return [view.path for view in _read_by(_ordered(folder), sqls)]
+    return [view.path for view in DerivedViews(folder).files_read(sqls)]
 
 
 def views_reading(
@@ -83,7 +86,7 @@ def views_reading(
     """
     chosen = set(names)
     found = []
-    for view in _ordered(folder):  # each after the files it reads
+    for view in parsed_views(folder):  # each after the files it reads
         missing = present is not None and not view.created <= set(present)
         if missing or view.defined & chosen or view.words & chosen:
             chosen |= view.defined
@@ -109,29 +112,32 @@ def view_files(folder: Path = VIEWS) -> list[Path]:
     DuckDB binds a view when it is created, so a view must follow those it reads; a file's
     name need not say where it stands. A cycle is a definition error naming its files.
     """
-    return [view.path for view in _ordered(folder)]
+    return [view.path for view in parsed_views(folder)]
 
 
-class _ViewFile(NamedTuple):
+class ViewFile(NamedTuple):
+    """A view file, read and parsed (:func:`parsed_views`)."""
+
     path: Path
+    text: str
     created: set[str]  # the views and macros it creates
     defined: set[str]  # those, and the file's name
     words: set[str]  # the words of its SQL, comments aside
 
 
-def _ordered(folder: Path) -> list[_ViewFile]:
-    """Each file read and parsed once, in :func:`view_files` order."""
+def parsed_views(folder: Path = VIEWS) -> list[ViewFile]:
+    """``folder``'s view files, each read and parsed once, in :func:`view_files` order."""
     files = {}
     for path in sorted(folder.glob("*.sql")):
         text = path.read_text(encoding="utf-8")
         created = set(created_names(text))
-        files[path.stem] = _ViewFile(path, created, {path.stem, *created}, sql_words(text))
+        files[path.stem] = ViewFile(path, text, created, {path.stem, *created}, sql_words(text))
     owner = {name: stem for stem, view in files.items() for name in view.defined}
     reads = {
         stem: {owner[word] for word in view.words if word in owner} - {stem}
         for stem, view in files.items()
     }
-    ordered: list[_ViewFile] = []
+    ordered: list[ViewFile] = []
     while files:
         ready = [stem for stem in files if not reads[stem] & files.keys()]
         if not ready:
@@ -141,21 +147,42 @@ def _ordered(folder: Path) -> list[_ViewFile]:
     return ordered
 
 
-def _read_by(ordered: Sequence[_ViewFile], sqls: Iterable[str]) -> list[_ViewFile]:
-    """Of ``ordered`` (:func:`_ordered`), the files ``sqls`` read, directly or not."""
-    wanted: set[str] = set().union(*map(sql_words, sqls))
-    found = []
-    for view in reversed(ordered):  # each file before the files it reads
-        if view.defined & wanted:
-            wanted |= view.words
-            found.append(view)
-    return found[::-1]
+class DerivedViews:
+    """A folder's view files, each read and parsed once (:func:`parsed_views`), and what
+    SQL reads through them."""
+
+    def __init__(self, folder: Path = VIEWS) -> None:
+        self.files = parsed_views(folder)
+        self.names = [view.path.stem for view in self.files]
+        """The files' names, in order."""
+        self._words = {view.path.stem: view.words for view in self.files}
+        # a file is read under any name it creates (ids_of_variables.sql: owner_of, ...)
+        self._owner = {name: view.path.stem for view in self.files for name in view.defined}
+
+    def names_read(self, sqls: Iterable[str]) -> set[str]:
+        """The words of ``sqls`` and of every file they read, directly or through the
+        others (comments aside: tables among them), and those files' names."""
+        words: set[str] = set()
+        read: set[str] = set()
+        pending = [sql_words(sql) for sql in sqls]
+        while pending:
+            found = pending.pop()
+            words |= found
+            for stem in {self._owner[w] for w in found if w in self._owner} - read:
+                read.add(stem)
+                pending.append(self._words[stem])
+        return words | read
+
+    def files_read(self, sqls: Iterable[str]) -> list[ViewFile]:
+        """The files ``sqls`` read, directly or through the others, in order."""
+        read = self.names_read(sqls)
+        return [view for view in self.files if view.path.stem in read]
 
 
-def _chosen(folder: Path, checks: Iterable[CheckSpec] | None) -> list[_ViewFile]:
+def _chosen(folder: Path, checks: Iterable[CheckSpec] | None) -> list[ViewFile]:
     """``folder``'s view files in order: all, or those ``checks`` read."""
-    ordered = _ordered(folder)
-    return ordered if checks is None else _read_by(ordered, [c.sql for c in checks])
+    derived = DerivedViews(folder)
+    return derived.files if checks is None else derived.files_read(c.sql for c in checks)
 
 
 def sql_words(sql: str) -> set[str]:

@@ -35,10 +35,9 @@ from typing import TYPE_CHECKING
 
 from toolkit.audit.check_run import (
     VIEWS,
+    DerivedViews,
     create_view,
     schema_views,
-    sql_words,
-    views_read,
     views_reading,
 )
 from toolkit.snapshot import SNAPSHOT_TABLES, id_list_literal
@@ -191,12 +190,10 @@ def plan_scope(
     through a reader in :data:`_COPIED_READERS` (``readers`` maps table names to readers;
     missing names count as Parquet) holding at most ``max_rows`` rows in scope; and the
     derived views ``specs`` read, so the scope binds no other."""
-    specs = tuple(specs)
-    derived = {p.stem: p.read_text(encoding="utf-8") for p in sorted(views.glob("*.sql"))}
-    names = [*SNAPSHOT_TABLES, *derived]
-    reads: dict[str, int] = dict.fromkeys(names, 0)
+    derived = DerivedViews(views)
+    reads: dict[str, int] = dict.fromkeys([*SNAPSHOT_TABLES, *derived.names], 0)
     for spec in specs:
-        for name in _reach(spec.sql, derived, names):
+        for name in derived.names_read([spec.sql]) & reads.keys():
             reads[name] += 1
     readers = readers or {}
     cache = {
@@ -206,9 +203,10 @@ def plan_scope(
         and readers.get(name) in _COPIED_READERS
         and (row_counts.get(name) or 0) <= max_rows
     }
-    shared = {n for n, sql in derived.items() if reads[n] >= 2 and _SHARED.search(sql)}
-    read = views_read(views, [spec.sql for spec in specs])
-    return ScopePlan(frozenset(cache), frozenset(shared), frozenset(p.stem for p in read))
+    files = derived.files
+    shared = {v.path.stem for v in files if reads[v.path.stem] >= 2 and _SHARED.search(v.text)}
+    read = {v.path.stem for v in files if reads[v.path.stem]}
+    return ScopePlan(frozenset(cache), frozenset(shared), frozenset(read))
 
 
 def blind_checks(
@@ -224,9 +222,9 @@ def blind_checks(
     A finding of such a check with no row in that snapshot was not observed there: the
     data that would show it may not have been collected.
     """
-    derived = {p.stem: p.read_text(encoding="utf-8") for p in sorted(views.glob("*.sql"))}
-    names = [*SNAPSHOT_TABLES, *derived]
-    reads = {spec.id: _reach(spec.sql, derived, names) for spec in specs}
+    derived = DerivedViews(views)
+    known = {*SNAPSHOT_TABLES, *derived.names}
+    reads = {spec.id: derived.names_read([spec.sql]) & known for spec in specs}
     short: dict[str, set[str]] = {}
     for snapshot_id, endpoint, table in failures:
         tables = (table,) if table else ENDPOINT_TABLES.get(endpoint, SNAPSHOT_TABLES)
@@ -253,19 +251,6 @@ def snapshot_filter(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str],
     con.execute(f"create or replace table {table} (snapshot_id varchar)")
     con.executemany(f"insert into {table} values (?)", [[i] for i in snapshot_ids])  # noqa: S608 - a constant name
     return f"snapshot_id in (select snapshot_id from {table})"  # noqa: S608 - a constant name
-
-
-def _reach(sql: str, derived: Mapping[str, str], names: Sequence[str]) -> set[str]:
-    """The tables and derived views ``sql`` reads, directly or through derived views."""
-    known = set(names)
-    found: set[str] = set()
-    pending = [sql]
-    while pending:
-        for name in sql_words(pending.pop()) & known - found:
-            found.add(name)
-            if name in derived:
-                pending.append(derived[name])
-    return found
 
 
 def _materialize(con: duckdb.DuckDBPyConnection, name: str, schema: str) -> None:
