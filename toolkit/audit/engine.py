@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING
@@ -61,13 +62,15 @@ from toolkit.audit.waivers import apply_waivers, require_known_checks, waivers_f
 from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     import duckdb
+    import pandas as pd
 
     from toolkit.audit.check_file import CheckSpec
-    from toolkit.audit.status_cache import StatusCache
+    from toolkit.audit.check_rows import CheckRows
+    from toolkit.audit.status_cache import AuditCache, StatusCache
     from toolkit.audit.waivers import Waiver
     from toolkit.config import Settings
 
@@ -108,110 +111,209 @@ def run_audit(
     """
     catalogue = _catalogue(checks, settings)
     cache = _bound(cache, source)
-    default_waivers = settings.waivers_file if settings else None
-    chosen = waivers_from(waivers, default_waivers)  # fail early
-    ran = {spec.id for spec in catalogue.specs}
-    if any(w.check not in ran for w in chosen):  # a skipped check's, or a typo
-        where = waivers if isinstance(waivers, PurePath) else default_waivers
-        require_known_checks(chosen, _known_ids(catalogue, settings), str(where or "waivers"))
+    waiving = _chosen_waivers(waivers, catalogue, settings)
     started = time.perf_counter()
     # A data file gone, or S3 failing: the store, not a check (store_reads).
     with store_reads(), ExitStack() as stack:
         con, snapshot_rows = audit_connection(source, latest_only, snapshot, compare_to)
-        production = settings.production_pattern if settings else None
-        if isinstance(source, Store):  # a connection of ours: a caller's is left as it is
-            set_production(con, production)  # its views: in each scope (scope.scoped)
-            confine(con, source.url)
-        else:
-            ensure_views(con, production=production, checks=catalogue.specs)
-        committed = committed_snapshots(con)
-        target, compare = select_snapshots(committed, snapshot, compare_to)
-        split = None if latest_only else split_window(committed, target, compare)
-        opener = files_opener(source, snapshot_rows, committed, production_pattern(con))
+        _prepare(con, source, catalogue, settings)
+        chosen = _Snapshots.chosen(con, snapshot, compare_to, latest_only)
+        opener = files_opener(source, snapshot_rows, chosen.committed, production_pattern(con))
         # The window's connection opens while the outer scope is built (reading Delta logs
         # and footers leaves the cores to DuckDB's work there).
-        early = stack.enter_context(
-            EarlyConnection(opener, split if windowed(catalogue.specs) else None)
-        )
+        window = chosen.split if windowed(catalogue.specs) else None
+        early = stack.enter_context(EarlyConnection(opener, window))
         timings: dict[str, float] = {"connect": time.perf_counter() - started}
         started = time.perf_counter()
-        window = reach(committed, target, compare) if latest_only else None
-        ids = [s.snapshot_id for s in window] if window is not None else None
-        partial = [
-            s.snapshot_id
-            for s in (window or committed)
-            if s.status == "partial" and s.seq <= target.seq
-        ]
-        blind = _blind(con, catalogue.specs, partial)
-        last_observed = _last_observed(blind, window or committed, compare)
-        plan = plan_scope(catalogue.specs, row_counts(con, ids), table_readers(con))
-        # A store's latest-only connection already shows only those snapshots (audit_connection).
-        with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
-            keep = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
-            memo = fresh = None
-            if cache is not None and split is not None:  # else every check reads it all
-                memo = cache.for_audit(con, production_pattern(con))
-                memo.forget_unused()
-                memo.load(catalogue.specs, catalogue.overrides)
-                fresh = memo.fresh([s.snapshot_id for s in committed], keep)
-            later = None
-            if fresh is not None and opener is not None:
-                later = functools.partial(opener, fresh.read)
-            with (
-                window_scope(con, catalogue.specs, split, own=early.take) as in_window,
-                window_scope(
-                    con, catalogue.specs, fresh.read if fresh else None, FRESH_SCHEMA, later
-                ) as new,
-            ):
-                timings["scope"] = time.perf_counter() - started
-                rows = run_checks(
-                    con,
-                    catalogue,
-                    keep,
-                    timings,
-                    window=in_window,
-                    observe=partial,
-                    last_observed=last_observed,
-                    cache=memo,
-                    fresh=(new, fresh) if new is not None and fresh is not None else None,
-                )
-            described = [*keep, *sorted(set(last_observed.values()))]
-            build_names(con, described)
+        checked = _check_in_scopes(con, source, catalogue, chosen, cache, opener, early, timings)
     timings["checks"] = time.perf_counter() - started
     started = time.perf_counter()
-    register_rows(con, rows.status)
-    con.register("audit_details", rows.details)
-    con.register("audit_checks", _checks_table(catalogue.specs))
-    con.register("audit_blind", blind)
-    build_positions(con, ids, target.seq)
-    build_judged(con)
-    build_unobserved(con)
-    findings_table(con, target.seq, compare.seq if compare else None)
-    findings, report = apply_waivers(con, chosen, today or datetime.now(UTC).date())
-    mttr = mean_time_to_resolve(con)
+    findings, report, mttr = _lifecycle(
+        con, checked, catalogue, chosen, waiving, today or datetime.now(UTC).date()
+    )
     timings["lifecycle"] = time.perf_counter() - started
     times = query_frame(
         con, "select snapshot_id, snapshot_at, seq, status as snapshot_status from snapshots"
     )
     read = query_frame(con, "select snapshot_id from audit_positions order by pos")
+    memo = checked.cache
     return AuditResult(
-        target=target,
-        compare=compare,
+        target=chosen.target,
+        compare=chosen.compare,
         checks=catalogue.specs,
         findings=findings,
         waiver_report=report,
-        rows=rows.status,
-        details=rows.details,
+        rows=checked.rows.status,
+        details=checked.rows.details,
         snapshot_times=times,
         mttr_table=mttr,
         timings=timings,
         latest_only=latest_only,
         read=tuple(read.snapshot_id),
-        blind=blind.to_pandas(),
+        blind=checked.blind.to_pandas(),
         configured=catalogue.configured(settings),
         reused=dict(memo.reused) if memo else {},
         warnings=tuple(memo.warnings) if memo else (),
     )
+
+
+@dataclass(frozen=True)
+class _Snapshots:
+    """The snapshots an audit judges (``target``), compares it with, and reads: ``read``,
+    the few of a latest-only audit (:func:`reach`; None: every committed one), and
+    ``split``, the window a full audit builds the full rows in (:func:`split_window`)."""
+
+    committed: list[SnapshotRef]
+    target: SnapshotRef
+    compare: SnapshotRef | None
+    read: list[SnapshotRef] | None
+    split: list[str] | None
+
+    @classmethod
+    def chosen(
+        cls,
+        con: duckdb.DuckDBPyConnection,
+        snapshot: str | None,
+        compare_to: str | None,
+        latest_only: bool,
+    ) -> _Snapshots:
+        committed = committed_snapshots(con)
+        target, compare = select_snapshots(committed, snapshot, compare_to)
+        if latest_only:
+            return cls(committed, target, compare, reach(committed, target, compare), None)
+        return cls(committed, target, compare, None, split_window(committed, target, compare))
+
+    @property
+    def read_ids(self) -> list[str] | None:
+        return None if self.read is None else [s.snapshot_id for s in self.read]
+
+    @property
+    def keep(self) -> list[str]:
+        """The judged snapshot's id, then the compared one's: the full rows kept."""
+        return [self.target.snapshot_id] + ([self.compare.snapshot_id] if self.compare else [])
+
+    @property
+    def partial(self) -> list[str]:
+        """The partial snapshots read up to the judged one."""
+        return [
+            s.snapshot_id
+            for s in (self.read or self.committed)
+            if s.status == "partial" and s.seq <= self.target.seq
+        ]
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """What the checks said (:func:`run_checks`), where they were blind, and the status
+    cache the audit used (None: none)."""
+
+    rows: CheckRows
+    blind: pa.Table
+    cache: AuditCache | None
+
+
+def _chosen_waivers(
+    waivers: Path | Sequence[Waiver] | None, catalogue: Catalogue, settings: Settings | None
+) -> Sequence[Waiver]:
+    """The waivers given, or the configured file's, read before any check runs; one naming
+    no check an audit with ``settings`` could run is refused (a typo would waive nothing)."""
+    default = settings.waivers_file if settings else None
+    chosen = waivers_from(waivers, default)
+    ran = {spec.id for spec in catalogue.specs}
+    if any(w.check not in ran for w in chosen):  # a skipped check's, or a typo
+        where = waivers if isinstance(waivers, PurePath) else default
+        require_known_checks(chosen, _known_ids(catalogue, settings), str(where or "waivers"))
+    return chosen
+
+
+def _prepare(
+    con: duckdb.DuckDBPyConnection,
+    source: Store | duckdb.DuckDBPyConnection,
+    catalogue: Catalogue,
+    settings: Settings | None,
+) -> None:
+    """Set the production pattern; confine a connection of ours to the store's files (its
+    derived views are bound in each scope: :func:`scoped`), and give a caller's connection,
+    left otherwise as it is, the views the checks read."""
+    production = settings.production_pattern if settings else None
+    if isinstance(source, Store):
+        set_production(con, production)
+        confine(con, source.url)
+    else:
+        ensure_views(con, production=production, checks=catalogue.specs)
+
+
+def _check_in_scopes(
+    con: duckdb.DuckDBPyConnection,
+    source: Store | duckdb.DuckDBPyConnection,
+    catalogue: Catalogue,
+    chosen: _Snapshots,
+    cache: StatusCache | None,
+    opener: Callable[[Sequence[str]], duckdb.DuckDBPyConnection] | None,
+    early: EarlyConnection,
+    timings: dict[str, float],
+) -> _Checked:
+    """Every check, in the scopes the audit needs (see :func:`run_checks`): the snapshots
+    read, the window of a full audit on ``early``'s connection, and the snapshots a status
+    cache lacks; then the owners' names of the snapshots that describe findings."""
+    started = time.perf_counter()
+    blind = _blind(con, catalogue.specs, chosen.partial)
+    last_observed = _last_observed(blind, chosen.read or chosen.committed, chosen.compare)
+    ids = chosen.read_ids
+    plan = plan_scope(catalogue.specs, row_counts(con, ids), table_readers(con))
+    # A store's latest-only connection already shows only those snapshots (audit_connection).
+    with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
+        memo = fresh = None
+        if cache is not None and chosen.split is not None:  # else every check reads it all
+            memo = cache.for_audit(con, production_pattern(con))
+            memo.forget_unused()
+            memo.load(catalogue.specs, catalogue.overrides)
+            fresh = memo.fresh([s.snapshot_id for s in chosen.committed], chosen.keep)
+        later = None
+        if fresh is not None and opener is not None:
+            later = functools.partial(opener, fresh.read)
+        with (
+            window_scope(con, catalogue.specs, chosen.split, own=early.take) as in_window,
+            window_scope(
+                con, catalogue.specs, fresh.read if fresh else None, FRESH_SCHEMA, later
+            ) as new,
+        ):
+            timings["scope"] = time.perf_counter() - started
+            rows = run_checks(
+                con,
+                catalogue,
+                chosen.keep,
+                timings,
+                window=in_window,
+                observe=chosen.partial,
+                last_observed=last_observed,
+                cache=memo,
+                fresh=(new, fresh) if new is not None and fresh is not None else None,
+            )
+        build_names(con, [*chosen.keep, *sorted(set(last_observed.values()))])
+    return _Checked(rows, blind, memo)
+
+
+def _lifecycle(
+    con: duckdb.DuckDBPyConnection,
+    checked: _Checked,
+    catalogue: Catalogue,
+    chosen: _Snapshots,
+    waivers: Sequence[Waiver],
+    today: date,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The findings with their states and waivers, the waiver report, and the mean time to
+    resolve, from the checks' rows (:mod:`toolkit.audit.lifecycle`)."""
+    register_rows(con, checked.rows.status)
+    con.register("audit_details", checked.rows.details)
+    con.register("audit_checks", _checks_table(catalogue.specs))
+    con.register("audit_blind", checked.blind)
+    build_positions(con, chosen.read_ids, chosen.target.seq)
+    build_judged(con)
+    build_unobserved(con)
+    findings_table(con, chosen.target.seq, chosen.compare.seq if chosen.compare else None)
+    findings, report = apply_waivers(con, waivers, today)
+    return findings, report, mean_time_to_resolve(con)
 
 
 def _bound(
