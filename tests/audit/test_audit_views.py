@@ -106,6 +106,17 @@ def test_the_views_some_sql_reads_are_followed_through_views_and_macros(tmp_path
     assert views_read(folder, ["select x from t -- from a"]) == []
 
 
+def test_a_view_file_edited_since_the_last_reading_is_read_again(tmp_path: Path) -> None:
+    folder = _chained(tmp_path)
+    assert [p.stem for p in views_reading(folder, {"u"})] == ["c"]
+    # the same size, written at once (the same modification time on a coarse clock)
+    (folder / "c.sql").write_text("create view c as select y from t\n", encoding="utf-8")
+    assert [p.stem for p in views_reading(folder, {"u"})] == []
+    assert [p.stem for p in views_reading(folder, {"t"})] == ["a", "c", "m", "b", "d", "f"]
+    (folder / "g.sql").write_text("create view g as select * from c\n", encoding="utf-8")
+    assert "g" in [p.stem for p in views_reading(folder, {"t"})]
+
+
 def _derived_in(con: duckdb.DuckDBPyConnection, schema: str) -> set[str]:
     """The derived views and macros (named for their files) in ``schema``."""
     return schema_views(con, schema) & {path.stem for path in view_files()}

@@ -120,18 +120,38 @@ class ViewFile(NamedTuple):
 
     path: Path
     text: str
-    created: set[str]  # the views and macros it creates
-    defined: set[str]  # those, and the file's name
-    words: set[str]  # the words of its SQL, comments aside
+    created: frozenset[str]  # the views and macros it creates
+    defined: frozenset[str]  # those, and the file's name
+    words: frozenset[str]  # the words of its SQL, comments aside
 
 
 def parsed_views(folder: Path = VIEWS) -> list[ViewFile]:
-    """``folder``'s view files, each read and parsed once, in :func:`view_files` order."""
+    """``folder``'s view files, each read and parsed once, in :func:`view_files` order.
+
+    Files whose text is as it was at the last call are not parsed again: an audit plans
+    several scopes, each reading the folder (4 ms a parsing, 0.3 ms a reading)."""
+    texts = tuple((path, path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.sql")))
+    known = _PARSED.get(str(folder))
+    if known is not None and known[0] == texts:
+        return list(known[1])
+    ordered = _parsed(texts)
+    if len(_PARSED) >= _MAX_PARSED:  # folders of tests, or of a long session
+        _PARSED.clear()
+    _PARSED[str(folder)] = (texts, tuple(ordered))
+    return ordered
+
+
+_PARSED: dict[str, tuple[tuple[tuple[Path, str], ...], tuple[ViewFile, ...]]] = {}
+"""The last parsing of each folder, with the texts it parsed."""
+_MAX_PARSED = 64
+
+
+def _parsed(texts: Iterable[tuple[Path, str]]) -> list[ViewFile]:
     files = {}
-    for path in sorted(folder.glob("*.sql")):
-        text = path.read_text(encoding="utf-8")
-        created = set(created_names(text))
-        files[path.stem] = ViewFile(path, text, created, {path.stem, *created}, sql_words(text))
+    for path, text in texts:
+        created = frozenset(created_names(text))
+        defined = frozenset({path.stem, *created})
+        files[path.stem] = ViewFile(path, text, created, defined, frozenset(sql_words(text)))
     owner = {name: stem for stem, view in files.items() for name in view.defined}
     reads = {
         stem: {owner[word] for word in view.words if word in owner} - {stem}
@@ -164,7 +184,7 @@ class DerivedViews:
         others (comments aside: tables among them), and those files' names."""
         words: set[str] = set()
         read: set[str] = set()
-        pending = [sql_words(sql) for sql in sqls]
+        pending = [frozenset(sql_words(sql)) for sql in sqls]
         while pending:
             found = pending.pop()
             words |= found
