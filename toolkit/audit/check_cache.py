@@ -218,7 +218,7 @@ def _encoded(table: pa.Table) -> pa.Table:
 def _compacted(table: pa.Table) -> pa.Table:
     """``table`` with each dictionary holding only the values its rows use: a filtered
     dictionary keeps them all, and a snapshot id the audit does not know (an entry of
-    another store's) would then look like one of the rows (see check_rows._require_values)."""
+    another store's) would then look like one of the rows (see check_output.require_values)."""
     columns = []
     for column in table.columns:
         chunks = []

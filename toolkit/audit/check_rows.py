@@ -21,12 +21,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toolkit.audit.check_cache import ENTRY_SCHEMA
-from toolkit.audit.check_file import OUTPUT_COLUMNS, STATUSES
+from toolkit.audit.check_output import (
+    ROW_SCHEMA,
+    STATUS_SCHEMA,
+    identity,
+    require_same_judgement,
+    require_values,
+    status_rows,
+    text_rows,
+)
 from toolkit.audit.check_run import (
     nested_arrow,
     production_pattern,
@@ -62,13 +68,6 @@ _FRESH_TABLE = "main.audit_fresh_snapshots"
 """The snapshots judged in the fresh scope (see ``AuditCache.fresh``), when not written out."""
 _LAST_OBSERVED_TABLE = "main.audit_last_observed"
 """Prefix of the tables of snapshots that last observed a blind check's findings."""
-ROW_SCHEMA = pa.schema([("check_id", pa.string()), *((c, pa.string()) for c in OUTPUT_COLUMNS)])
-"""``audit_details``: a check's output columns as text, after the check's id."""
-_TEXT = pa.dictionary(pa.int32(), pa.string())
-STATUS_SCHEMA = pa.schema(
-    [(name, _TEXT) for name in ("check_id", "snapshot_id", "resource_id", "status")]
-)
-"""Every check row's identity and status (``AuditResult.rows``)."""
 
 
 @dataclass(frozen=True)
@@ -130,53 +129,39 @@ def run_checks(
     not over the whole history; what it said of the snapshots judged there is filed for
     the next audit.
     """
-    ids = sorted(keep)
-    kept = snapshot_filter(con, ids, _KEPT_TABLE)
-    extra = sorted(set(observe) - set(ids))
-    observed = snapshot_filter(con, [*ids, *extra], _OBSERVED_TABLE) if extra else kept
-    judged = snapshot_filter(con, list(keep[:1]), _JUDGED_TABLE)
+    where = _Kept.of(con, keep, observe, (last_observed or {}).values())
     new = None
     if fresh is not None:  # its search path, the predicate of its snapshots, and their ids
         predicate = snapshot_filter(con, fresh[1].judged, _FRESH_TABLE)
         new = (fresh[0], predicate, frozenset(fresh[1].judged))
-    described = _described(judged, kept)
     last = dict(last_observed or {})
-    earlier = {  # predicates for the snapshots that last observed a blind check's findings
-        snapshot_id: snapshot_filter(con, [snapshot_id], f"{_LAST_OBSERVED_TABLE}_{n}")
-        for n, snapshot_id in enumerate(sorted(set(last.values())))
-    }
     history = Scope(con, search_path(con))
     scopes = [history, *(s for s in (window, new[0] if new else None) if s is not None)]
-    production = production_pattern(con)
     cursors: queue.SimpleQueue[_Cursors] = queue.SimpleQueue()
     for _ in range(max(1, workers)):
-        cursors.put(_Cursors(scopes, production))
-
+        cursors.put(_Cursors(scopes, production_pattern(con)))
     known = {str(row[0]) for row in con.execute("select snapshot_id from snapshots").fetchall()}
 
     def one(spec: CheckSpec) -> tuple[pa.Table, pa.Table, float]:
         worker = cursors.get()
         overrides = catalogue.overrides.get(spec.id)
         try:
-            filters = (kept, observed, described)
             if spec.id in last:
-                also = earlier[last[spec.id]]
-                text = _described(judged, f"({kept} or {also})")
+                seen = last[spec.id]
                 done = _check_rows(
-                    worker.on(history), spec, overrides, [*ids, last[spec.id]],
-                    (kept, observed, text),
-                )  # fmt: skip
+                    worker.on(history), spec, overrides, [*where.ids, seen], where.filters(seen)
+                )
             elif window is not None and spec.history != "all":
                 entries = cache.checks.get(spec.id) if cache is not None else None
                 done = _split_check_rows(
-                    worker.on, spec, overrides, ids, filters, (history, window), entries,
-                    [*ids, *extra], new,
+                    worker.on, spec, overrides, where.ids, where.filters(), (history, window),
+                    entries, where.observed_ids, new,
                 )  # fmt: skip
             else:
-                done = _check_rows(worker.on(history), spec, overrides, ids, filters)
+                done = _check_rows(worker.on(history), spec, overrides, where.ids, where.filters())
         finally:
             cursors.put(worker)
-        _require_values(spec, done[0], known)
+        require_values(spec, done[0], known)
         return done
 
     specs = catalogue.specs
@@ -186,9 +171,7 @@ def run_checks(
         # one worker idle while the other finished them.
         started = {i: pool.submit(one, specs[i]) for i in _longest_first(specs, last)}
         done = [started[i].result() for i in range(len(specs))]
-    made = [f"{_LAST_OBSERVED_TABLE}_{n}" for n in range(len(earlier))]
-    for table in (_KEPT_TABLE, _OBSERVED_TABLE, _JUDGED_TABLE, _FRESH_TABLE, *made):  # odd ids
-        con.execute(f"drop table if exists {table}")
+    where.drop(con)
     if timings is not None:
         timings.update(
             (spec.id, seconds) for spec, (_, _, seconds) in zip(specs, done, strict=True)
@@ -196,6 +179,55 @@ def run_checks(
     status = [STATUS_SCHEMA.empty_table(), *(rows for rows, _, _ in done)]
     details = [ROW_SCHEMA.empty_table(), *(rows for _, rows, _ in done)]
     return CheckRows(pa.concat_tables(status), pa.concat_tables(details))
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """Which check rows :func:`run_checks` keeps, as predicates on ``snapshot_id``
+    (:func:`snapshot_filter`): the rows of the kept snapshots (``ids``), every status row
+    of those and the partial ones (``observed_ids``), the text of the judged snapshot's
+    rows and of the kept alarms, and for a check blind in the compared snapshot the alarms
+    of the snapshot that last observed its findings (``earlier``, by its id)."""
+
+    ids: list[str]
+    observed_ids: list[str]
+    kept: str
+    observed: str
+    judged: str
+    earlier: dict[str, str]
+
+    @classmethod
+    def of(
+        cls,
+        con: duckdb.DuckDBPyConnection,
+        keep: Sequence[str],
+        observe: Collection[str],
+        last_observed: Iterable[str],
+    ) -> _Kept:
+        ids = sorted(keep)
+        kept = snapshot_filter(con, ids, _KEPT_TABLE)
+        extra = sorted(set(observe) - set(ids))
+        observed = snapshot_filter(con, [*ids, *extra], _OBSERVED_TABLE) if extra else kept
+        judged = snapshot_filter(con, list(keep[:1]), _JUDGED_TABLE)
+        earlier = {
+            snapshot_id: snapshot_filter(con, [snapshot_id], f"{_LAST_OBSERVED_TABLE}_{n}")
+            for n, snapshot_id in enumerate(sorted(set(last_observed)))
+        }
+        return cls(ids, [*ids, *extra], kept, observed, judged, earlier)
+
+    def filters(self, last_observed: str | None = None) -> tuple[str, str, str]:
+        """The predicates a check's rows go through (kept, observed, described); with
+        ``last_observed`` (a snapshot id of ``earlier``), its alarms get their text too."""
+        alarms = self.kept
+        if last_observed is not None:
+            alarms = f"({self.kept} or {self.earlier[last_observed]})"
+        return self.kept, self.observed, _described(self.judged, alarms)
+
+    def drop(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Drop the tables of ids made for any of the predicates (and the fresh scope's)."""
+        made = [f"{_LAST_OBSERVED_TABLE}_{n}" for n in range(len(self.earlier))]
+        for table in (_KEPT_TABLE, _OBSERVED_TABLE, _JUDGED_TABLE, _FRESH_TABLE, *made):
+            con.execute(f"drop table if exists {table}")
 
 
 def _longest_first(specs: Sequence[CheckSpec], whole: Collection[str]) -> list[int]:
@@ -260,8 +292,8 @@ def _check_rows(
         raise
     require_shape(spec, result.column_names, [nested_arrow(f.type) for f in result.schema])
     return (
-        _status(result, spec.id),
-        _as_text(_rows_of(result, ids), spec.id),
+        status_rows(result, spec.id),
+        text_rows(_rows_of(result, ids), spec.id),
         time.perf_counter() - started,
     )
 
@@ -309,12 +341,12 @@ def _split_check_rows(
     try:
         rows = run_sql(on(window), spec, rows_sql, params)
         require_shape(spec, rows.column_names, [nested_arrow(f.type) for f in rows.schema])
-        judged_here = _identity(rows)
+        judged_here = identity(rows)
         if entries is not None:
             missing = entries.missing(ids)
             if missing and fresh is not None and missing <= fresh[2]:
                 sql = f"{statuses_sql} and {fresh[1]}"
-                found = _identity(run_sql(on(fresh[0]), spec, sql, params))
+                found = identity(run_sql(on(fresh[0]), spec, sql, params))
                 wanted = pa.array(sorted(missing), pa.string())
                 judged = found.filter(pc.is_in(found.column("snapshot_id"), wanted))
             if not missing or judged is not None:
@@ -326,93 +358,12 @@ def _split_check_rows(
         require_text_columns(on(history), spec, params)  # the precise message for a wrong shape
         raise
     if reused is None:
-        _require_same_judgement(spec, statuses, rows, ids)
+        require_same_judgement(spec, statuses, rows, ids)
     if entries is not None:  # what was judged, for the next audit
         if reused is None:
             everything = entries.audit.shown
-            entries.save(_identity(statuses), everything, observed_ids, replace=True)
+            entries.save(identity(statuses), everything, observed_ids, replace=True)
         else:
             filed = pa.concat_tables([judged_here, *([judged] if judged is not None else [])])
             entries.save(filed, [*missing, *ids], observed_ids, replace=False)
-    return _status(statuses, spec.id), _as_text(rows, spec.id), time.perf_counter() - started
-
-
-def _identity(table: pa.Table) -> pa.Table:
-    """A check's ``snapshot_id``, ``resource_id`` and ``status`` as text (:data:`ENTRY_SCHEMA`)."""
-    return pa.Table.from_arrays(
-        [_text(table.column(name)) for name in ENTRY_SCHEMA.names], schema=ENTRY_SCHEMA
-    )
-
-
-def _require_same_judgement(
-    spec: CheckSpec, statuses: pa.Table, rows: pa.Table, ids: Sequence[str]
-) -> None:
-    """Refuse a check whose window rows judge the ``ids`` snapshots otherwise than its run
-    over the whole history: its ``history`` line claims less than it reads."""
-    identity = ["snapshot_id", "resource_id", "status"]
-
-    def judged(table: pa.Table) -> pa.Table:
-        texts = pa.table([_text(table.column(c)) for c in identity], names=identity)
-        texts = texts.filter(pc.is_in(texts.column("snapshot_id"), pa.array(ids, pa.string())))
-        return texts.sort_by([(c, "ascending") for c in identity])
-
-    if not judged(statuses).equals(judged(rows)):
-        raise CheckDefinitionError(
-            f"{spec.path}: says '-- history: {spec.history}', but it judges the snapshots "
-            f"{', '.join(ids)} differently when it reads all earlier snapshots; "
-            "remove the history line (it then reads the whole history)"
-        )
-
-
-def _require_values(spec: CheckSpec, status: pa.Table, known: Collection[str]) -> None:
-    """Refuse rows the lifecycle would silently drop: a status other than 'alarm', 'ok' or
-    'unknown', no resource id, or a snapshot id the audit does not know (read from the
-    dictionaries of :func:`_status`: a few values a chunk, whatever the row count)."""
-
-    def values(name: str) -> set[str | None]:
-        column = status.column(name)
-        found: set[str | None] = {None} if column.null_count else set()
-        for chunk in column.chunks:
-            found.update(chunk.dictionary.to_pylist())
-        return found
-
-    problems = []
-    if odd := values("status") - set(STATUSES):
-        problems.append(f"status {_listed(odd)}, where a check returns 'alarm', 'ok' or 'unknown'")
-    if status.column("resource_id").null_count:
-        problems.append("rows with no resource_id, which identifies a finding")
-    if odd := values("snapshot_id") - set(known):
-        problems.append(f"snapshot_id {_listed(odd)}, not a snapshot the audit read")
-    if problems:
-        raise CheckDefinitionError(f"{spec.path}: returned {'; and '.join(problems)}")
-
-
-def _listed(values: set[str | None]) -> str:
-    shown = sorted(repr(v) if v is not None else "null" for v in values)
-    return ", ".join(shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
-
-
-def _status(result: pa.Table, check_id: str) -> pa.Table:
-    """A check's rows as :data:`STATUS_SCHEMA` (dictionary-encoded: ids repeat a lot)."""
-    check = pa.DictionaryArray.from_arrays(
-        pa.array(np.zeros(result.num_rows, dtype=np.int32)), pa.array([check_id], pa.string())
-    )
-    columns = [_encoded(result.column(c)) for c in STATUS_SCHEMA.names[1:]]
-    return pa.Table.from_arrays([check, *columns], schema=STATUS_SCHEMA)
-
-
-def _encoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """A column as dictionaries of text (the status cache's entries already are)."""
-    return column if column.type == _TEXT else _text(column).dictionary_encode()
-
-
-def _as_text(result: pa.Table, check_id: str) -> pa.Table:
-    """The check's columns as strings, after a ``check_id`` column."""
-    check = pa.repeat(pa.scalar(check_id, pa.string()), result.num_rows)
-    columns = [_text(result.column(name)) for name in OUTPUT_COLUMNS]
-    return pa.Table.from_arrays([check, *columns], schema=ROW_SCHEMA)
-
-
-def _text(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    # _require_shape refused nested types: everything else casts to text.
-    return column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
+    return status_rows(statuses, spec.id), text_rows(rows, spec.id), time.perf_counter() - started
