@@ -179,10 +179,29 @@ def story_renderable(story: FindingStory) -> RenderableType:
     """The story for a terminal: the facts, the episodes, then the risk and the fix. Every
     value is plain text, never markup, and its control characters are shown as escapes
     (names come from the platform)."""
-    spec, finding, result = story.check, story.finding, story.result
-    facts = Table.grid(padding=(0, 2))
-    facts.add_column(style="bold", no_wrap=True)
-    facts.add_column(overflow="fold")
+    spec = story.check
+    title = Text(f"{spec.id}  {spec.title}", style="bold")
+    title.append(f"  ({spec.severity}, {spec.area})", style="dim")
+    advice = _grid()
+    advice.add_row("risk", Text(spec.risk))
+    advice.add_row("fix", Text(spec.remediation))
+    episodes = [_episodes_table(story.episodes)] if len(story.episodes) else []
+    return Group(title, _facts(story), *episodes, advice)
+
+
+def _grid() -> Table:
+    """Two columns: a bold label, and its value folded to the width."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    return grid
+
+
+def _facts(story: FindingStory) -> Table:
+    """The resource, where it is, the snapshots, the state, the finding's reason, evidence
+    and waiver, and how long it has been in alarm."""
+    finding, result = story.finding, story.result
+    facts = _grid()
     known = finding or story.resource or {}
     name = known.get("resource_name")
     kind = known.get("resource_type") or "resource"
@@ -218,6 +237,11 @@ def story_renderable(story: FindingStory) -> RenderableType:
     episodes = story.episodes
     alarms = int(episodes.snapshots.sum()) if not episodes.empty else 0
     facts.add_row("history", Text(f"in alarm in {alarms} snapshot(s), {len(episodes)} episode(s)"))
+    return facts
+
+
+def _episodes_table(episodes: pd.DataFrame) -> Table:
+    """One row per episode in alarm: when it began, was last in alarm, and was fixed."""
     table = Table(
         box=box.SIMPLE_HEAD,
         title=Text("episodes in alarm (times UTC)"),
@@ -236,15 +260,4 @@ def story_renderable(story: FindingStory) -> RenderableType:
             Text(minute_text(row["fixed_at"], zone="") if fixed else "still in alarm"),
             Text(duration_text(row["hours"]) if fixed else ""),
         )
-    title = Text(f"{spec.id}  {spec.title}", style="bold")
-    title.append(f"  ({spec.severity}, {spec.area})", style="dim")
-    advice = Table.grid(padding=(0, 2))
-    advice.add_column(style="bold", no_wrap=True)
-    advice.add_column(overflow="fold")
-    advice.add_row("risk", Text(spec.risk))
-    advice.add_row("fix", Text(spec.remediation))
-    parts: list[RenderableType] = [title, facts]
-    if len(episodes):
-        parts.append(table)
-    parts.append(advice)
-    return Group(*parts)
+    return table
