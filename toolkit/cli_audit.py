@@ -128,7 +128,7 @@ def audit_command(
     ] = 50,
 ) -> None:
     """Run every check over the history and report findings; exit 1 at --fail-on."""
-    from toolkit.audit import FORMATS, render, run_audit
+    from toolkit.audit import FORMATS, run_audit
     from toolkit.audit.formats import SUFFIXES
     from toolkit.audit.waivers import ATTENTION
     from toolkit.snapshot import Store
@@ -136,11 +136,7 @@ def audit_command(
     if out is not None and str(out) == "-":  # standard output, as without --out
         out = None
     format = output_format(format, out, formats=FORMATS, suffixes=SUFFIXES, default="table")
-    if fail_on is not None:  # any case, as --check matches ids
-        if fail_on.lower() not in (*FAIL_ON, "never"):
-            message = f"--fail-on must be one of {', '.join(FAIL_ON)} or never, not {fail_on!r}"
-            raise fail(message, ExitCode.CONFIG)
-        fail_on = fail_on.lower()
+    fail_on = _fail_on_option(fail_on)
     with audit_errors():
         settings = load_settings(config, store_url=store)
         # never: this run does not gate, whatever [audit] fail_on says
@@ -161,6 +157,35 @@ def audit_command(
         )
     for warning in result.warnings:
         err.print(Text(f"warning: {warning}"))
+    _write_findings(result, format, out, limit)
+    if format == "sarif":
+        _warn_of_sarif_results_left_out(result)
+    _print_waiver_messages(result.waiver_report, ATTENTION)
+    for message in _partial_messages(result):
+        err.print(Text(message))
+    if threshold is not None:
+        failing = result.failing(threshold, new_only=new_only)
+        if not failing.empty:
+            err.print(Text(_gate_message(len(failing), threshold, result, new_only)))
+            raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def _fail_on_option(fail_on: str | None) -> str | None:
+    """``--fail-on`` in lower case (any case is taken, as ``--check`` matches ids); a value
+    that is no severity and not ``never`` is refused."""
+    if fail_on is None:
+        return None
+    if fail_on.lower() not in (*FAIL_ON, "never"):
+        message = f"--fail-on must be one of {', '.join(FAIL_ON)} or never, not {fail_on!r}"
+        raise fail(message, ExitCode.CONFIG)
+    return fail_on.lower()
+
+
+def _write_findings(result: AuditResult, format: str, out: Path | None, limit: int) -> None:
+    """The findings in ``format``: to ``out`` (whole or not at all), else to standard
+    output, the table there showing ``limit`` findings (0: all)."""
+    from toolkit.audit import render
+
     if out is not None:
         from toolkit.report.report_writer import write_text
 
@@ -182,16 +207,6 @@ def audit_command(
     else:
         with writing_stdout():
             sys.stdout.write(render(result, format))
-    if format == "sarif":
-        _warn_of_sarif_results_left_out(result)
-    _print_waiver_messages(result.waiver_report, ATTENTION)
-    for message in _partial_messages(result):
-        err.print(Text(message))
-    if threshold is not None:
-        failing = result.failing(threshold, new_only=new_only)
-        if not failing.empty:
-            err.print(Text(_gate_message(len(failing), threshold, result, new_only)))
-            raise typer.Exit(int(ExitCode.FINDINGS))
 
 
 def _refuse_ratchet_without_gate(settings: Settings, *, lifted: bool, flag: bool | None) -> None:

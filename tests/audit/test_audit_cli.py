@@ -69,6 +69,13 @@ def test_fail_on_from_the_config_file(store_dir: Path) -> None:
     assert code == ExitCode.OK
 
 
+def test_a_fail_on_that_is_no_severity_is_refused_naming_the_choices(store_dir: Path) -> None:
+    code, out, err = audit(store_dir, "--format", "json", "--fail-on", "severe")
+    assert code == ExitCode.CONFIG
+    assert "--fail-on must be one of critical, high, medium, low or never, not 'severe'" in err
+    assert out == ""  # refused before any audit ran
+
+
 def tst001_waivers(root: Path, file_name: str, *services: str) -> Path:
     """A waivers file waiving TST001 for ``svc-<name>`` of each name, until 2099."""
     waivers = root / file_name
