@@ -42,7 +42,6 @@ TOP_FINDINGS = 25
 def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
     """A review-ready summary: counts, what changed, the top findings, waivers, evidence."""
     result, counts = data.result, summary_counts(data)
-    md = escape_markdown
     lines = ["# Platform audit report", "", _snapshot_line(data), ""]
     lines += configured_lines(result)  # what the findings depend on besides the store
     open_frame = data.unwaived_open
@@ -52,41 +51,57 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
         "",
     ]
     if result.compare is not None:
-        lines += [
-            "## Since the previous review",
-            "",
-            f"- {counts['new']} new and {counts['regressed']} regressed findings, "
-            f"{counts['resolved']} resolved",
-            f"- {counts['added']} services added, {counts['removed']} removed, "
-            f"{counts['changed']} changed"
-            + (
-                f", {counts['not_collected']} not collected (not seen by one snapshot's collection)"
-                if counts["not_collected"]
-                else ""
-            ),
-            f"- {counts['waived']} unresolved findings waived; {counts['expired']} waivers "
-            f"expired, {counts['stale']} stale",
-            "",
-        ]
-        changed = changed_findings(data)
-        if changed:
-            lines += ["| change | severity | check | resource | reason |", "|---|---|---|---|---|"]
-            lines += [
-                _row(f["state"], f["severity"], f"{f['check_id']} {f['title']}", f["resource"],
-                     f["reason"])
-                for f in changed
-            ]  # fmt: skip
-            lines.append("")
-        services = service_changes(data)
-        if services:
-            names = "; ".join(f"{s['change']} {md(s['name'] or s['id'])}" for s in services[:30])
-            more = f" and {len(services) - 30} more" if len(services) > 30 else ""
-            lines += [f"Services: {names}{more}.", ""]
+        lines += _since_previous(data, counts)
     lines += _area_table(open_frame)
     lines += _team_table(open_frame)
     lines += _check_table(data)
     lines += _top_findings(open_frame, top)
-    attention = [w for w in frame_records(result.waiver_report) if w["status"] in ATTENTION]
+    lines += _waivers_to_look_at(result.waiver_report)
+    lines += _evidence(data)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _since_previous(data: ReportData, counts: dict[str, int]) -> list[str]:
+    """What changed since the compared snapshot: counts, the findings that changed state,
+    and the services added, removed or changed."""
+    md = escape_markdown
+    lines = [
+        "## Since the previous review",
+        "",
+        f"- {counts['new']} new and {counts['regressed']} regressed findings, "
+        f"{counts['resolved']} resolved",
+        f"- {counts['added']} services added, {counts['removed']} removed, "
+        f"{counts['changed']} changed"
+        + (
+            f", {counts['not_collected']} not collected (not seen by one snapshot's collection)"
+            if counts["not_collected"]
+            else ""
+        ),
+        f"- {counts['waived']} unresolved findings waived; {counts['expired']} waivers "
+        f"expired, {counts['stale']} stale",
+        "",
+    ]
+    changed = changed_findings(data)
+    if changed:
+        lines += ["| change | severity | check | resource | reason |", "|---|---|---|---|---|"]
+        lines += [
+            _row(f["state"], f["severity"], f"{f['check_id']} {f['title']}", f["resource"],
+                 f["reason"])
+            for f in changed
+        ]  # fmt: skip
+        lines.append("")
+    services = service_changes(data)
+    if services:
+        names = "; ".join(f"{s['change']} {md(s['name'] or s['id'])}" for s in services[:30])
+        more = f" and {len(services) - 30} more" if len(services) > 30 else ""
+        lines += [f"Services: {names}{more}.", ""]
+    return lines
+
+
+def _waivers_to_look_at(report: pd.DataFrame) -> list[str]:
+    """The waivers that are expired, stale or ending soon, as a table (none: nothing)."""
+    lines: list[str] = []
+    attention = [w for w in frame_records(report) if w["status"] in ATTENTION]
     if attention:
         lines += ["## Waivers to look at", "", "| # | status | check | matches | owner | expires |"]
         lines.append("|---:|---|---|---|---|---|")
@@ -95,11 +110,17 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
             for w in attention
         ]
         lines.append("")
-    lines += ["## Evidence", "", f"`store verify`: {md(data.verify.summary())}", ""]
+    return lines
+
+
+def _evidence(data: ReportData) -> list[str]:
+    """What the store's verification said, and the newest snapshot's chain hash."""
+    md = escape_markdown
+    lines = ["## Evidence", "", f"`store verify`: {md(data.verify.summary())}", ""]
     if data.snapshots:
         newest = data.snapshots[-1]
         lines.append(f"{len(data.snapshots)} snapshots; newest chain hash `{newest.chain_hash}`.")
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
 
 
 def _matches(waiver: dict[str, Any]) -> str:
