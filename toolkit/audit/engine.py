@@ -161,7 +161,8 @@ def run_audit(
 class _Snapshots:
     """The snapshots an audit judges (``target``), compares it with, and reads: ``read``,
     the few of a latest-only audit (:func:`reach`; None: every committed one), and
-    ``split``, the window a full audit builds the full rows in (:func:`split_window`)."""
+    ``split``, the window a full audit builds the full rows in (:func:`split_window`; None
+    in a latest-only audit, or when the window is the whole history)."""
 
     committed: list[SnapshotRef]
     target: SnapshotRef
@@ -185,6 +186,7 @@ class _Snapshots:
 
     @property
     def read_ids(self) -> list[str] | None:
+        """The ids of :attr:`read` (None: every committed snapshot)."""
         return None if self.read is None else [s.snapshot_id for s in self.read]
 
     @property
