@@ -129,7 +129,7 @@ def parsed_views(folder: Path = VIEWS) -> list[ViewFile]:
     """``folder``'s view files, each read and parsed once, in :func:`view_files` order.
 
     Files whose text is as it was at the last call are not parsed again: an audit plans
-    several scopes, each reading the folder (4 ms a parsing, 0.3 ms a reading)."""
+    several scopes, each reading the folder (4 ms a parsing, 0.4 ms a reading)."""
     texts = tuple((path, path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.sql")))
     known = _PARSED.get(str(folder))
     if known is not None and known[0] == texts:
