@@ -259,7 +259,8 @@ def _check_in_scopes(
     read, the window of a full audit on ``early``'s connection, and the snapshots a status
     cache lacks; then the owners' names of the snapshots that describe findings."""
     started = time.perf_counter()
-    blind = _blind(con, catalogue.specs, chosen.partial)
+    partial, keep = chosen.partial, chosen.keep
+    blind = _blind(con, catalogue.specs, partial)
     last_observed = _last_observed(blind, chosen.read or chosen.committed, chosen.compare)
     ids = chosen.read_ids
     plan = plan_scope(catalogue.specs, row_counts(con, ids), table_readers(con))
@@ -270,7 +271,7 @@ def _check_in_scopes(
             memo = cache.for_audit(con, production_pattern(con))
             memo.forget_unused()
             memo.load(catalogue.specs, catalogue.overrides)
-            fresh = memo.fresh([s.snapshot_id for s in chosen.committed], chosen.keep)
+            fresh = memo.fresh([s.snapshot_id for s in chosen.committed], keep)
         later = None
         if fresh is not None and opener is not None:
             later = functools.partial(opener, fresh.read)
@@ -284,15 +285,15 @@ def _check_in_scopes(
             rows = run_checks(
                 con,
                 catalogue,
-                chosen.keep,
+                keep,
                 timings,
                 window=in_window,
-                observe=chosen.partial,
+                observe=partial,
                 last_observed=last_observed,
                 cache=memo,
                 fresh=(new, fresh) if new is not None and fresh is not None else None,
             )
-        build_names(con, [*chosen.keep, *sorted(set(last_observed.values()))])
+        build_names(con, [*keep, *sorted(set(last_observed.values()))])
     return _Checked(rows, blind, memo)
 
 
