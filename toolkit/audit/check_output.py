@@ -56,12 +56,11 @@ def require_same_judgement(
 ) -> None:
     """Refuse a check whose window rows judge the ``ids`` snapshots otherwise than its run
     over the whole history: its ``history`` line claims less than it reads."""
-    columns = ["snapshot_id", "resource_id", "status"]
 
     def judged(table: pa.Table) -> pa.Table:
-        texts = pa.table([_text(table.column(c)) for c in columns], names=columns)
+        texts = identity(table)
         texts = texts.filter(pc.is_in(texts.column("snapshot_id"), pa.array(ids, pa.string())))
-        return texts.sort_by([(c, "ascending") for c in columns])
+        return texts.sort_by([(c, "ascending") for c in ENTRY_SCHEMA.names])
 
     if not judged(statuses).equals(judged(rows)):
         raise CheckDefinitionError(
@@ -121,5 +120,5 @@ def text_rows(result: pa.Table, check_id: str) -> pa.Table:
 
 
 def _text(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    # _require_shape refused nested types: everything else casts to text.
+    # check_run.require_shape refused nested types: everything else casts to text.
     return column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
