@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pytest
 from rich.console import Console
 
-from toolkit.audit import Catalogue, run_audit
+from toolkit.audit import Catalogue, CheckDefinitionError, run_audit
 from toolkit.demo import snapshot_days
 from toolkit.demo_steps import demo_settings, forget_tokens
 from toolkit.sim import Simulator, SimulatorServer
@@ -28,6 +28,7 @@ from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from toolkit.audit import AuditResult
 
@@ -73,6 +74,29 @@ def test_a_window_judges_like_the_whole_history(store: Store, compare_to: int | 
     expected = run_audit(store, checks=whole, compare_to=compare)
     assert _everything(got) == _everything(expected)
     assert got.details.num_rows > 0 and len(got.findings) > 0
+
+
+def test_a_check_reading_further_back_than_its_history_line_is_refused(
+    store: Store, tmp_path: Path
+) -> None:
+    # In alarm from a service's fourth snapshot on: over the whole history the judged (sixth)
+    # snapshot is in alarm, in the window of its three snapshots it is not.
+    (tmp_path / "TST009.sql").write_text(
+        "-- id: TST009\n-- title: Seen four times\n-- severity: low\n-- area: replicas\n"
+        "-- risk: none\n-- remediation: none\n-- history: snapshot\n"
+        "select s.snapshot_id, 'service' as resource_type, s.id as resource_id,\n"
+        "    s.name as resource_name, s.team_id, s.project_id, s.environment_id,\n"
+        "    s.id as service_id, if(count(*) over (partition by s.id order by n.seq) >= 4,\n"
+        "    'alarm', 'ok') as status, 'seen' as reason, '{}'::json as evidence\n"
+        "from services s join snapshots n using (snapshot_id)\n",
+        encoding="utf-8",
+    )
+    catalogue = Catalogue.load([tmp_path], builtin=False)
+    with pytest.raises(CheckDefinitionError, match=r"TST009\.sql: says '-- history: snapshot'"):
+        run_audit(store, checks=catalogue)
+    # read whole, as the message says, it judges
+    whole = Catalogue(tuple(dataclasses.replace(s, history="all") for s in catalogue.specs), {})
+    assert len(run_audit(store, checks=whole).findings) > 0
 
 
 @pytest.mark.parametrize("compare_to", [None, 1], ids=["previous", "second"])
