@@ -6,8 +6,8 @@ kills and a crash loop), and after each day the store is audited with and withou
 cache, as a scheduled report would. Rows, details, findings and resolve times must be the
 same every day, and from the day the history is longer than the window the cached audit must
 take every snapshot but the new one from the cache. Then the cache is made wrong in each
-way it can be (thresholds changed, a snapshot pruned, a file torn, an entry that disagrees,
-a folder that cannot be written), and the audit must still find the same.
+way it can be (thresholds changed, a snapshot pruned, a file torn, a page damaged, an entry
+that disagrees, a folder that cannot be written), and the audit must still find the same.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from engine_world import record_connections
@@ -31,7 +32,7 @@ from toolkit.snapshot import RetentionPolicy, Store
 from toolkit.snapshot_job import take_snapshot
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Collection, Iterator
     from pathlib import Path
 
     from toolkit.audit import AuditResult
@@ -183,6 +184,54 @@ def test_a_torn_file_is_left_out_and_replaced(history: History, tmp_path: Path) 
     assert _everything(got) == history.newest
     assert got.reused == dict.fromkeys(CACHED, DAYS - 2) and got.warnings == ()
     assert not any(path.exists() for path in torn)
+
+
+def _damage_only_checksums_reveal(path: Path, spared: Collection[str]) -> bool:
+    """Flip the first byte of ``path`` whose damage a reader without page checksums takes
+    for other entries of snapshots not ``spared`` (it reads, and differs there only), while
+    one checking them refuses the file; False when no byte is such (a file of few entries).
+    Damage to the entries of the judged or compared snapshot the window would catch."""
+    data, entries = path.read_bytes(), pq.read_table(path)
+    footer = int.from_bytes(data[-8:-4], "little")  # the pages lie between it and the magic
+    kept = pa.array(sorted(spared), pa.string())
+    for place in range(4, len(data) - 8 - footer):
+        damaged = bytearray(data)
+        damaged[place] ^= 0xFF
+        path.write_bytes(damaged)
+        try:
+            unchecked = pq.read_table(path)
+        except (OSError, pa.ArrowException):
+            continue
+        if unchecked.equals(entries) or not unchecked.filter(
+            pc.is_in(unchecked.column("snapshot_id"), kept)
+        ).equals(entries.filter(pc.is_in(entries.column("snapshot_id"), kept))):
+            continue
+        try:
+            pq.read_table(path, page_checksum_verification=True)
+        except (OSError, pa.ArrowException):
+            return True
+    path.write_bytes(data)
+    return False
+
+
+def test_a_damaged_entry_is_judged_again_not_read(history: History, tmp_path: Path) -> None:
+    # Disk damage inside a page: read without checksums, some of it decodes as other
+    # statuses (another resource, alarm for unknown), which no token would notice.
+    cache = _copy(history, tmp_path)
+    judged = _ids(history.store)[-2:]
+    folders = _check_folders(cache)
+    damaged = [  # each check's files, every one tried (a folder may hold several)
+        [_damage_only_checksums_reveal(path, judged) for path in folder.glob("*.parquet")]
+        for folder in folders
+    ]
+    assert sum(map(any, damaged)) >= len(folders) / 4  # the others hold too few entries
+    got = run_audit(history.store, cache=cache)
+    assert _everything(got) == history.newest
+    # the checks whose entries were damaged judged the history again
+    assert len(got.reused) == len(folders) - sum(map(any, damaged))
+    again = run_audit(history.store, cache=cache)  # filed again, whole
+    assert again.reused == dict.fromkeys(CACHED, DAYS - 2)
+    assert _everything(again) == history.newest
 
 
 def test_an_entry_the_window_contradicts_is_judged_again(history: History, tmp_path: Path) -> None:

@@ -101,7 +101,9 @@ class CheckCache:
             parts = []
             for path, valid in self._parts:
                 try:
-                    table = pq.read_table(path, read_dictionary=ENTRY_SCHEMA.names)
+                    table = pq.read_table(
+                        path, read_dictionary=ENTRY_SCHEMA.names, page_checksum_verification=True
+                    )
                 except (OSError, pa.ArrowException):
                     self._stale, self.covered, self._parts = True, frozenset(), []
                     return None
@@ -183,7 +185,12 @@ class CheckCache:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             name = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
             temporary = self.folder / f".{name}.tmp"
-            pq.write_table(entries.replace_schema_metadata({_COVERS: covers}), temporary)
+            # Page checksums: a damaged page must fail to read, not decode as other statuses
+            pq.write_table(
+                entries.replace_schema_metadata({_COVERS: covers}),
+                temporary,
+                write_page_checksum=True,
+            )
             temporary.replace(self.folder / name)
             if merge:
                 for path in self._read:

@@ -19,9 +19,10 @@ it was judged from is the same:
 * the snapshot: its id, content hash and status; for a ``previous`` check, those of the
   committed snapshot before it too (a pruned one changes which that is).
 
-Anything else is judged again and the entry replaced. A cache folder that cannot be read
-or written never fails an audit: the audit judges the whole history, as without a cache,
-and says why in ``warnings``. Example::
+Anything else is judged again and the entry replaced. So is a check's every entry when
+one of its files is torn or fails its page checksums (disk damage could otherwise decode as
+other statuses). A cache folder that cannot be read or written never fails an audit: the
+audit judges the whole history, as without a cache, and says why in ``warnings``. Example::
 
     cache = StatusCache(settings.status_cache)  # ~/.cache/platform-audit/status
     result = run_audit(store, cache=cache)      # a second audit reuses the first's statuses
