@@ -32,7 +32,7 @@ from toolkit.audit import (
     sarif,
     to_sarif,
 )
-from toolkit.audit.formats import csv_cell, owner_path, to_csv, visible
+from toolkit.audit.formats import csv_cell, evidence_text, owner_path, to_csv, visible
 from toolkit.audit.testing import fixture_connection
 
 SCHEMA = json.loads(
@@ -253,3 +253,46 @@ def test_sarif_keeps_the_most_severe_results_within_githubs_limit(
     assert run["properties"]["findings_in_alarm"] == len(alarming)
     assert run["properties"]["results_left_out"] == len(alarming) - 3
     assert sarif.results_left_out(result) == len(alarming) - 3
+
+
+USER_CHECK = """-- id: USR001
+-- title: Every service, with evidence that is not a JSON object (a user's check)
+-- severity: low
+-- area: replicas
+-- risk: None: it shows how each format carries such evidence.
+-- remediation: None.
+select snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
+    team_id, project_id, environment_id, id as service_id, 'alarm' as status,
+    'Service ' || name || '.' as reason,
+    if(coalesce(replicas, 0) % 2 = 0, 'replicas: ' || coalesce(replicas, 0),
+        '[' || coalesce(replicas, 0) || ']') as evidence
+from services
+"""
+
+
+def test_evidence_that_is_not_a_json_object_is_shown_as_the_check_wrote_it(
+    tmp_path: Path,
+) -> None:
+    # The contract asks for JSON, but nothing refuses words or a JSON list from a user's
+    # check: JSON output carries words as text and a list as a list, text shows either.
+    (tmp_path / "USR001.sql").write_text(USER_CHECK, encoding="utf-8")
+    checks = Catalogue.load([tmp_path], builtin=False)
+    result = run_audit(fixture_connection(history()), checks=checks)
+    written = dict(zip(result.findings.resource_name, result.findings.evidence, strict=True))
+    assert {"replicas: 2", "[1]"} <= set(written.values()), written
+    shown = {
+        f["resource_name"]: f["evidence"] for f in json.loads(render(result, "json"))["findings"]
+    }
+    for name, evidence in written.items():
+        assert shown[name] == (json.loads(evidence) if evidence.startswith("[") else evidence)
+        assert evidence_text(evidence) == evidence  # the report's and the story's text
+
+
+def test_markdown_of_an_audit_without_findings_says_so() -> None:
+    quiet = {"TST002": {"min_replicas": 0}}  # no service runs fewer than none
+    result = run_audit(
+        fixture_connection(history()), checks=engine_catalogue(quiet).select(["TST002"])
+    )
+    assert result.findings.empty
+    text = render(result, "markdown")
+    assert text.split("## Findings\n\n", 1)[1].startswith("No findings.\n"), text
