@@ -160,3 +160,30 @@ def test_apply_retention_prunes_data_keeps_rows_and_the_chain(
     assert fetch(store, "select count(*) as n from snapshots") == [{"n": 3}]
     write_snapshot(store, at=T0 + timedelta(hours=2), version=5)  # the chain continues
     assert store.verify().ok
+
+
+def test_compaction_and_rewrites_keep_row_groups_a_query_of_few_snapshots_can_skip(
+    store: Store,
+) -> None:
+    # A compacted or rewritten file holds many snapshots. In one row group of Delta's
+    # default million rows, reading the newest snapshot read them all; in row groups of
+    # DuckDB's size, one of few snapshots, DuckDB skips the others by their statistics.
+    ids = []
+    for hour in range(4):
+        writer = store.begin(snapshot_at=T0 + timedelta(hours=hour))
+        writer.write("teams", [{"id": f"t-{i}", "name": f"team {i}"} for i in range(61_440)])
+        ids.append(writer.snapshot_id)
+        writer.commit(status="complete")
+
+    def row_groups() -> list[int]:
+        delta = store._delta("teams")
+        assert delta is not None
+        (path,) = delta.file_uris()
+        meta = pq.ParquetFile(path.removeprefix("file://")).metadata
+        return [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+
+    store.compact()
+    assert row_groups() == [122_880, 122_880]
+    delete_snapshots(store, "teams", [ids[0]])  # retention's and gc's rewrite
+    assert sum(row_groups()) == 3 * 61_440 and max(row_groups()) == 122_880
+    assert fetch(store, "select count(*) as n from teams_latest") == [{"n": 61_440}]

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from toolkit.snapshot.schema import SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
 from toolkit.snapshot.snapshot_ids import id_created_at, is_snapshot_id, require_id
+from toolkit.snapshot.store import REWRITTEN
 from toolkit.snapshot.verify import find_orphans
 from toolkit.snapshot.views import VISIBLE_STATUSES
 
@@ -99,7 +100,8 @@ class CompactReport:
 
 
 def compact(store: Store) -> CompactReport:
-    """Delta ``optimize.compact`` on every table: few large files instead of many small.
+    """Delta ``optimize.compact`` on every table: few large files instead of many small,
+    in row groups a query of a few snapshots can skip (:data:`~toolkit.snapshot.store.REWRITTEN`).
 
     Each table then gets a Delta checkpoint (and, if older than this toolkit's setting, a
     checkpoint every 10 commits from now on), so opening it replays few log files.
@@ -111,7 +113,7 @@ def compact(store: Store) -> CompactReport:
         if delta is None:
             continue
         before[name] = len(delta.file_uris())
-        delta.optimize.compact()
+        delta.optimize.compact(writer_properties=REWRITTEN)
         store._ensure_checkpoints(delta)
         after[name] = len(delta.file_uris())
     return CompactReport(before, after)

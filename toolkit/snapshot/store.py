@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import pyarrow as pa
-from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from toolkit.errors import StoreNotFound, StoreUnavailable, storage_message
@@ -55,6 +55,12 @@ _S3_DEFAULTS = {"aws_conditional_put": "etag"}
 # A checkpoint every 10 commits (Delta's default is 100): a snapshot is a commit per table,
 # and opening a table replays every JSON commit since the last checkpoint.
 _TABLE_PROPERTIES = {"delta.checkpointInterval": "10"}
+REWRITTEN = WriterProperties(max_row_group_size=122_880)
+"""How files that hold many snapshots are written (compaction, and the rewrite that deletes
+snapshots): in row groups of DuckDB's own size. A query of a few snapshots (a latest-only
+audit, the ``_latest`` views) skips each row group whose snapshot_id statistics cannot hold
+them; with Delta's default of 1,048,576 rows a group held ten snapshots of a 10,000-service
+world, and a latest-only audit read them all (3.0-3.2 s against 2.4-2.5 s)."""
 
 
 class Store:
@@ -270,6 +276,7 @@ class Store:
             data,
             mode="overwrite",
             storage_options=self._options or None,
+            writer_properties=REWRITTEN,
             commit_properties=CommitProperties(custom_metadata={"platform_audit.op": "rewrite"}),
         )
 
