@@ -15,7 +15,9 @@ Then it times: every check over the whole history (``run_audit``: checks, lifecy
 the median of three runs, each listed, and the first on its own: only it opens the store
 cold in this process), the latest-only fast path (median of five), full audits with a status
 cache that holds every snapshot but the newest (the cold figure stays the target's measure:
-see ``measure_cached``), and three representative
+see ``measure_cached``), the full and latest-only audits again, each run right after its
+twin, on a copy of the store as the scheduled job's daily maintenance leaves it
+(``maintained``: compacted, made once and cached), and three representative
 checks against plain-pandas versions of the same logic (each side reads its columns from the
 store and computes the same rows, text included, in a new process of its own; every row and
 column of the two results is compared; medians of three). Targets on a 2-core machine: all
@@ -88,8 +90,10 @@ def main() -> None:
     say = (lambda _: None) if args.json else (lambda text: print(text, file=sys.stderr))
     store_dir = ROOT / "data" / "bench" / f"audit-{args.services}x{args.snapshots}-s{args.seed}"
     build_s = ensure_store(store_dir, args.services, args.snapshots, args.seed, args.rebuild, say)
+    maintained, maintenance = ensure_maintained(store_dir, say)
     load = os.getloadavg()[0]
-    figures = measure(Store.open(store_dir / "store"), say)
+    figures = measure(Store.open(store_dir / "store"), say, maintained)
+    figures["maintained"] = {**maintenance, **figures["maintained"]}
     figures = {"services": args.services, "snapshots": args.snapshots, "build_s": build_s,
                "store": str(store_dir.relative_to(ROOT)), **figures,
                "load_average_1m_before": load}  # fmt: skip
@@ -97,6 +101,39 @@ def main() -> None:
 
 
 # --- building the store ----------------------------------------------------------------------
+def ensure_maintained(folder: Path, say: Callable[[str], None]) -> tuple[Store, dict[str, Any]]:
+    """A copy of the store as the scheduled job's maintenance leaves it (retention with the
+    default policy, gc, compaction, vacuum: ``toolkit.schedule.maintenance.maintain``, an
+    hour after the newest snapshot), made once and cached beside it; and what that did."""
+    from toolkit.schedule.maintenance import maintain
+    from toolkit.schedule.settings import ScheduleSettings
+    from toolkit.snapshot.store import REWRITTEN
+
+    copy, done = folder / "maintained", folder / "maintained.json"
+    layout = {"build": BUILD, "max_row_group_size": REWRITTEN.max_row_group_size}
+    kept = json.loads(done.read_text(encoding="utf-8")) if done.exists() else {}
+    if {k: kept.get(k) for k in layout} == layout:
+        return Store.open(copy, create=False), kept["maintenance"]
+    say("maintaining a copy of the store as the scheduled job would...")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(folder / "store", copy)
+    store = Store.open(copy, create=False)
+    newest = store.snapshots()[-1].snapshot_at
+    started = time.perf_counter()
+    report = maintain(
+        store, ScheduleSettings(vacuum_retention_hours=0), now=newest + timedelta(hours=1)
+    )
+    fields = report.as_fields()
+    maintenance = {
+        "maintenance_s": round(time.perf_counter() - started, 1),
+        "pruned": fields["pruned"],
+        "data_files_before": fields["files_before"],
+        "data_files_after": fields["files_after"],
+    }
+    done.write_text(json.dumps({**layout, "maintenance": maintenance}), encoding="utf-8")
+    return store, maintenance
+
+
 def ensure_store(
     folder: Path,
     services: int,
@@ -266,25 +303,42 @@ def _since(before: tuple[float, float, int]) -> tuple[float, float, int]:
     return after[0] - before[0], after[1] - before[1], after[2] - before[2]
 
 
-def measure(store: Store, say: Callable[[str], None]) -> dict[str, Any]:
+def _timed(audit: Callable[[], AuditResult]) -> tuple[AuditResult, float, tuple[float, float, int]]:
+    gc.collect()
+    started, before = time.perf_counter(), _usage()
+    result = audit()
+    return result, time.perf_counter() - started, _since(before)
+
+
+def measure(store: Store, say: Callable[[str], None], maintained: Store) -> dict[str, Any]:
+    """The figures of ``store``, each run followed by the same on ``maintained`` (the store
+    as the job's maintenance leaves it: see ``ensure_maintained``), side by side."""
     catalogue = Catalogue.load()
     say(f"{len(catalogue.specs)} checks; full history, {FULL_RUNS} runs...")
-    full_runs, full_usage = [], []
+    full_runs, full_usage, kept_runs, kept_usage = [], [], [], []
     for _ in range(FULL_RUNS):  # the first one in this process, cold, is reported on its own
-        gc.collect()
-        started, before = time.perf_counter(), _usage()
-        full = run_audit(store, checks=catalogue)
-        full_runs.append(time.perf_counter() - started)
-        full_usage.append(_since(before))
+        full, seconds, usage = _timed(lambda: run_audit(store, checks=catalogue))
+        full_runs.append(seconds)
+        full_usage.append(usage)
+        kept, seconds, usage = _timed(lambda: run_audit(maintained, checks=catalogue))
+        kept_runs.append(seconds)
+        kept_usage.append(usage)
     all_checks_s = statistics.median(full_runs)
     say(f"all checks: {all_checks_s:.1f} s; latest only, {LATEST_RUNS} runs...")
-    latest_runs, latest_usage = [], []
+    latest_runs, latest_usage, kept_latest = [], [], []
     for _ in range(LATEST_RUNS):  # short enough for the machine's noise to matter: the median
-        started, before = time.perf_counter(), _usage()
-        latest = run_audit(store, checks=catalogue, latest_only=True)
-        latest_runs.append(time.perf_counter() - started)
-        latest_usage.append(_since(before))
+        latest, seconds, usage = _timed(
+            lambda: run_audit(store, checks=catalogue, latest_only=True)
+        )
+        latest_runs.append(seconds)
+        latest_usage.append(usage)
+        kept_latest.append(
+            _timed(lambda: run_audit(maintained, checks=catalogue, latest_only=True))[1]
+        )
     latest_only_s = statistics.median(latest_runs)
+    same = _findings(kept) == _findings(full) and kept.rows.num_rows == full.rows.num_rows
+    if not same:
+        raise SystemExit("the maintained store's audit found otherwise than the store's")
     say("with a status cache...")
     cached = measure_cached(store, catalogue, full)
     phases = ("connect", "scope", "checks", "lifecycle")
@@ -316,9 +370,24 @@ def measure(store: Store, say: Callable[[str], None]) -> dict[str, Any]:
         "latest_only_page_faults": [faults for _, _, faults in latest_usage],
         "latest_only_breakdown_s": {k: round(latest.timings[k], 2) for k in phases},
         "latest_only_rows": latest.rows.num_rows,
+        "maintained": {
+            "all_checks_s": round(statistics.median(kept_runs), 2),
+            "all_checks_runs_s": [round(seconds, 2) for seconds in kept_runs],
+            "all_checks_cpu_s": [round(cpu, 2) for cpu, _, _ in kept_usage],
+            "all_checks_ratio": round(statistics.median(kept_runs) / all_checks_s, 2),
+            "latest_only_s": round(statistics.median(kept_latest), 2),
+            "latest_only_runs_s": [round(seconds, 2) for seconds in kept_latest],
+            "latest_only_ratio": round(statistics.median(kept_latest) / latest_only_s, 2),
+            "same_findings": same,
+        },
         **cached,
         "duckdb_vs_pandas": [compare(store, check_id, say) for check_id in PANDAS],
     }
+
+
+def _findings(result: AuditResult) -> list[dict[str, Any]]:
+    frame = result.findings.sort_values(["check_id", "resource_id"]).astype(str)
+    return list(frame.to_dict("records"))
 
 
 def measure_cached(store: Store, catalogue: Catalogue, cold: AuditResult) -> dict[str, Any]:
