@@ -1,15 +1,16 @@
 -- Each service in each snapshot where whether it is crashing is known (crashing: true where
--- its health reading or its current deployment's status says 'crashing', false where
--- another health reading says not; neither: no row), with the streak a crashing one belongs
+-- its health reading, a replica's status or its current deployment's status says
+-- 'crashing', as REP001 judges; false where a health reading of the spec's others says not;
+-- neither, as a health value outside them: no row), with the streak a crashing one belongs
 -- to: start_seq, the seq of the snapshot where the streak began, and crash_started, that
 -- snapshot's time (both null when no start was read: it began in the service's first
 -- snapshot read, or before); began_unseen: that first snapshot is not the store's first,
 -- and the service was created before it (or when is not reported), so such a streak may
 -- have begun unseen. changed: the configuration fields (the services columns but identity,
--- names, times and deployment columns) that differ at the streak's start from the snapshot
--- before it, or from two before where the service was not crashing there; config_before
--- and config_after are the two configurations compared, as JSON. A service not crashing
--- has null streak columns. Only services that ever crash are sorted, and only streak
+-- names, times and deployment columns) reported on both sides that differ at the streak's
+-- start from the snapshot before it, or from two before where the service was not crashing
+-- there; config_before and config_after are the two configurations compared, as JSON. A
+-- service not crashing has null streak columns. Only services that ever crash are sorted, and only streak
 -- starts diffed. DEP001 reads it.
 create or replace view crash_streaks as
 with judged as (  -- narrow rows (names are joined at the end, by the check)
@@ -19,14 +20,18 @@ with judged as (  -- narrow rows (names are joined at the end, by the check)
         -- and created before it or when not reported: a streak may have begun unseen there
         n.seq = (select min(seq) from snapshots) and n.seq > 1
             and coalesce(s.created_at < n.snapshot_at, true) as pre_existing,
-        -- unknown (null) without a health reading: a failed call is no recovery
+        -- unknown (null) without a health reading (a failed call is no recovery) or with one
+        -- outside the spec's values (no evidence either way), as REP001
         case
-            when h.health = 'crashing' or s.current_deployment_status = 'crashing' then true
-            when h.service_id is not null then false
+            when h.health = 'crashing' or p.service_id is not null
+                or s.current_deployment_status = 'crashing' then true
+            when h.health in ('pending', 'active', 'terminating') then false
         end as crashing
     from services as s
     join snapshots as n using (snapshot_id)
     left join replica_health as h on h.snapshot_id = s.snapshot_id and h.service_id = s.id
+    left join (select distinct snapshot_id, service_id from replicas where status = 'crashing')
+        as p on p.snapshot_id = s.snapshot_id and p.service_id = s.id
 ),
 state as (  -- only services that ever crash need their history sorted: whole partitions
     select *,
@@ -68,8 +73,10 @@ config as (
 changes as (
     select
         st.id, st.seq, st.taken_at, a.cfg, b.cfg as base,
-        list_filter(json_keys(a.cfg), lambda k: json_extract(a.cfg, '$."' || k || '"')
-            is distinct from json_extract(b.cfg, '$."' || k || '"')) as changed
+        -- a field not reported (null) on either side is no evidence of a change: as text, a
+        -- JSON null is null, and so is the comparison
+        list_filter(json_keys(a.cfg), lambda k: json_extract_string(a.cfg, '$."' || k || '"')
+            <> json_extract_string(b.cfg, '$."' || k || '"')) as changed
     from starts as st
     join config as a on a.snapshot_id = st.snapshot_id and a.id = st.id
     left join config as b on b.snapshot_id = st.base_snapshot_id and b.id = st.id
