@@ -696,6 +696,7 @@ def _rep003(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
     fresh = (~kept | (count < then)).fillna(False).astype(bool)
     r["increase"] = count.where(fresh, count - then)
     r["fresh"] = fresh
+    r["uncounted"] = r["increase"].isna()
     h = r.groupby(["snapshot_id", "service_id"], as_index=False, sort=False).agg(
         team_id=("team_id", "first"), project_id=("project_id", "first"),
         environment_id=("environment_id", "first"), seq=("seq", "first"),
@@ -703,45 +704,61 @@ def _rep003(frames: dict[str, pd.DataFrame], spec: CheckSpec) -> pd.DataFrame:
         pods=("restart_count", "size"), restarts=("restart_count", "sum"),
         reported=("restart_count", "count"), increase=("increase", "sum"),
         increases=("increase", "count"), fresh=("fresh", "sum"),
+        uncounted=("uncounted", "sum"),
     )  # fmt: skip
     # SQL's sum of nulls only is null (pandas': 0)
     h["restarts"] = h["restarts"].where(h.pop("reported") > 0)
     h["increase"] = h["increase"].where(h.pop("increases") > 0)
-    # the count at the previous snapshot: none when the service had no replicas there
-    then_counts = h[["service_id", "seq", "restarts"]].rename(
-        columns={"seq": "previous_seq", "restarts": "previous"}
+    # the replicas and count at the previous snapshot: none when it had no replicas there
+    then_counts = h[["service_id", "seq", "pods", "restarts"]].rename(
+        columns={"seq": "previous_seq", "pods": "previous_pods", "restarts": "previous"}
     )
     h = h.merge(then_counts, on=["service_id", "previous_seq"], how="left")
     h["previous"] = h["previous"].astype("Int64")
     names = frames["services"].rename(columns={"id": "service_id"})
     h = h.merge(names, on=["snapshot_id", "service_id"], how="left")
     alarm = (h["previous"].notna() & (h["increase"] >= min_increase)).fillna(False).astype(bool)
+    had_pods = h["previous_pods"].notna()
+    # a count not reported (now, or then for a replica kept) is no evidence: not judged
+    unknown = ~alarm & (h["restarts"].isna()
+                        | (had_pods & (h["previous"].isna() | (h["uncounted"] > 0))))  # fmt: skip
     name = h["name"].fillna(h["service_id"])
     at = h["previous_at"].dt.strftime("%Y-%m-%d %H:%M UTC")
     since = (_text(h["increase"], "an unknown number") + " more since the previous snapshot (" + at
              + ", when it had " + _text(h["previous"], "") + ")"
              + (", counting " + _text(h["fresh"], "") + " replica(s) new or reset since then"
-                " from zero").where(h["fresh"] > 0, ""))  # fmt: skip
+                " from zero").where(h["fresh"] > 0, "")
+             + (", not counting " + _text(h["uncounted"], "") + " replica(s) whose count is"
+                " not reported: not judged").where((h["uncounted"] > 0) & ~alarm, ""))  # fmt: skip
     detail = since.where(
-        h["previous"].notna(), "none counted at the previous snapshot (" + at + ")"
+        h["previous"].notna(),
+        "no count reported at the previous snapshot ("
+        + at
+        + "), so the restarts since are unknown: not judged",
     )
+    detail = detail.where(had_pods, "none counted at the previous snapshot (" + at + ")")
     detail = detail.where(h["previous_seq"].notna(), "its first count")
     reason = ("Service " + name + " has " + _text(h["restarts"], "") + " restarts (replicas: "
               + _text(h["pods"], "") + "), " + detail + ".")  # fmt: skip
     reason = reason.where(
         h["restarts"].notna(),
-        "Service " + name + " reports no restart count (replicas: " + _text(h["pods"], "") + ").",
+        "Service "
+        + name
+        + " reports no restart count (replicas: "
+        + _text(h["pods"], "")
+        + "): not judged.",
     )
     evidence = _json({
         "restarts": h["restarts"], "previous": h["previous"], "increase": h["increase"],
         "previous_at": h["previous_at"].dt.strftime("%Y-%m-%d %H:%M:%S+00"),
-        "pods": h["pods"], "new_or_reset": h["fresh"], "min_increase": min_increase,
+        "pods": h["pods"], "new_or_reset": h["fresh"], "not_reported": h["uncounted"],
+        "min_increase": min_increase,
     })  # fmt: skip
     return pd.DataFrame({
         "snapshot_id": h["snapshot_id"], "resource_type": "service", "resource_id": h["service_id"],
         "resource_name": h["name"], "team_id": h["team_id"], "project_id": h["project_id"],
         "environment_id": h["environment_id"], "service_id": h["service_id"],
-        "status": alarm.map({True: "alarm", False: "ok"}), "reason": reason,
+        "status": np.where(alarm, "alarm", np.where(unknown, "unknown", "ok")), "reason": reason,
         "evidence": evidence,
     })  # fmt: skip
 

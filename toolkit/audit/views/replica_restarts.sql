@@ -1,12 +1,14 @@
 -- Each service's replica restarts at each committed snapshot listing its replicas: how many
 -- replicas (pods) and restarts it reports, how many more since the previous snapshot
--- (increase), and the service's count there (previous: null when it had no replicas there).
+-- (increase), and the service's replicas and count there (previous_pods: null when it had
+-- no replicas there; previous: null then, or when none of them reported a count).
 -- Restarts are counted per replica as a counter: a replica new since then, or whose count
 -- went down (reset), restarted as often as it counts now (fresh counts those replicas); a
--- service-wide sum would hide one replica rising while another is replaced. With the
--- service's owner ids (from its replicas) and previous_uncollected: a failed call may have
--- left its replicas out of the previous snapshot, so no count there is no evidence of none.
--- REP003 reads it.
+-- service-wide sum would hide one replica rising while another is replaced. uncounted: the
+-- replicas whose increase is unknown (no count now, or none then for a replica kept). With
+-- the service's owner ids (from its replicas) and previous_uncollected: a failed call may
+-- have left its replicas out of the previous snapshot, so no count there is no evidence of
+-- none. REP003 reads it.
 create or replace view replica_restarts as
 with seqs as (  -- each committed snapshot and the one before it
     select snapshot_id, seq, lag(seq) over (order by seq) as previous_seq,
@@ -31,16 +33,20 @@ restarts as (
     select
         seq, service_id, any_value(previous_seq) as previous_seq, count(*) as pods,
         sum(restart_count) as restarts,  -- null when no replica reports a count
-        sum(case
+        sum(increase) as increase,
+        count(*) filter (where not kept or restart_count < count_then) as fresh,
+        count(*) - count(increase) as uncounted
+    from (
+        select *, case
             when not kept or restart_count < count_then then restart_count
             else restart_count - count_then  -- null when the count then is unknown
-        end) as increase,
-        count(*) filter (where not kept or restart_count < count_then) as fresh
-    from pods
+        end as increase
+        from pods
+    )
     group by seq, service_id
 ),
-history as (  -- the service's count at the previous snapshot: none if it had no replicas there
-    select r.*, s.snapshot_id, s.previous_at, p.restarts as previous
+history as (  -- the service's replicas and count at the previous snapshot (none: no replicas)
+    select r.*, s.snapshot_id, s.previous_at, p.pods as previous_pods, p.restarts as previous
     from restarts as r
     join seqs as s using (seq)
     left join restarts as p on p.service_id = r.service_id and p.seq = r.previous_seq
@@ -74,7 +80,8 @@ owners as (
     ) as m using (service_id)
 )
 select h.snapshot_id, h.service_id, o.team_id, o.project_id, o.environment_id, h.seq,
-    h.previous_seq, h.previous_at, h.pods, h.restarts, h.previous, h.increase, h.fresh,
+    h.previous_seq, h.previous_at, h.pods, h.restarts, h.previous_pods, h.previous,
+    h.increase, h.fresh, h.uncounted,
     list_contains(o.blind_seqs, h.previous_seq) as previous_uncollected
 from history as h
 left join owners as o on o.service_id = h.service_id
