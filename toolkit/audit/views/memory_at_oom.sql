@@ -2,7 +2,8 @@
 -- (views/oom_kills.sql) and the memory limit it had at the last kill: kills, first_oom,
 -- oom_at (the last kill, never later than the snapshot reporting it), memory_limits_megabytes
 -- (now), limit_at_oom, and how that limit is known (known: a phrase for the text; unknown:
--- not known, as the service changed after a kill no earlier snapshot shows). unreported: killed
+-- not known, as the service changed after a kill no earlier snapshot shows, or does not
+-- report when it last changed). unreported: killed
 -- with no limit reported now; uncollected: no kill found where a failed call may have left the
 -- kills out (views/replica_events_uncollected.sql; failed names the calls). A table macro, as
 -- the window is the calling check's parameter: from memory_at_oom($window_days). RES006 reads it.
@@ -39,7 +40,9 @@ select
             then 'at the kill (the service was last changed before it)'
         when o.limit_then is null then 'in the first snapshot read after the kill'
         else 'then' end as known,
-    o.limit_then is null and coalesce(o.changed_after, false) as unknown,
+    -- changed after the kill, or when it last changed is not reported: maybe raised unseen
+    o.oom_at is not null and o.limit_then is null and coalesce(o.changed_after, true)
+        as unknown,
     -- killed, and no limit reported now (null, not unset): whether it rose is not known
     o.kills > 0 and v.memory_limits_megabytes is null as unreported,
     -- no kill found where a failed call may have left the kills out (see above)

@@ -37,6 +37,9 @@ select
             || 'limit then was not read and the service changed after it, so whether the '
             || 'limit of {} MB was raised is unknown: not judged.',
             coalesce(name, id), times, last_at, memory_limits_megabytes)
+        when limit_at_oom <= 0 then format('Service {} was OOM-killed {} (last at {}) with no '
+            || 'memory limit {}; it is now limited to {} MB.',
+            coalesce(name, id), times, last_at, known, memory_limits_megabytes)
         when not_raised then format('Service {} was OOM-killed {} (last at {}) and its memory '
             || 'limit of {} MB is no higher than the {} MB it had {}.',
             coalesce(name, id), times, last_at, memory_limits_megabytes, limit_at_oom, known)
