@@ -14,6 +14,9 @@ with judged as (
             list_transform(string_split($dangerous, ','),
                 lambda d: regexp_replace(upper(trim(d)), '^CAP_', '')))) as flagged
     from services
+    -- neither member of the security context reported: nothing is known of it (as SEC001);
+    -- a context reported without capabilities to add adds none
+    where capabilities_add is not null or privileged is not null
 )
 select
     snapshot_id, 'service' as resource_type, id as resource_id, name as resource_name,
