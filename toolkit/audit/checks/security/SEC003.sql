@@ -7,10 +7,12 @@
 -- history: snapshot
 with nodeports as (
     -- configured and detected ports repeat each other, one of them perhaps without its node
-    -- port or in another case: one row per exposed port and protocol
-    select snapshot_id, service_id, port, max(node_port) as node_port, upper(protocol) as protocol
+    -- port or its protocol (TCP, as Kubernetes defaults it), or in another case: one row per
+    -- exposed port and protocol
+    select snapshot_id, service_id, port, max(node_port) as node_port,
+        max(upper(protocol)) as protocol
     from service_ports where is_nodeport
-    group by snapshot_id, service_id, port, upper(protocol)
+    group by snapshot_id, service_id, port, coalesce(upper(protocol), 'TCP')
 ),
 exposed as (  -- few services expose NodePorts: aggregate them before joining every service
     -- (port and protocol only break ties between equal node ports, which had no set order)
