@@ -12,6 +12,8 @@ select
     'Service ' || coalesce(s.name, s.id) || ' runs version ' || s.template_version || ' of template '
         || coalesce(t.name, s.template_name, s.template_id) || case when s.template_version < t.version
             then ', ' || (t.version - s.template_version) || ' behind the current ' || t.version || '.'
+            when s.template_version > t.version
+            then ', newer than the version the template list shows (' || t.version || ').'
             else ', the current version (' || t.version || ').' end as reason,
     to_json(struct_pack(template_id := s.template_id, template_name := t.name,
         service_version := s.template_version, current_version := t.version)) as evidence
