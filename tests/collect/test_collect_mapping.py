@@ -246,6 +246,16 @@ def test_webhooks_lose_credentials() -> None:
     assert SECRET not in json.dumps(rows, default=str)
 
 
+def test_a_webhook_path_parameter_never_reaches_the_row() -> None:
+    """A token passed as a path parameter (`;token=`) is masked as a query value is."""
+    url = f"https://hooks.example.com/notify;token={SECRET}"
+    rows = map_webhooks([{"id": "w", "type": "team", "url": url}], level="team", owner=Owner(T))
+    (hook,) = rows["webhooks"]
+    assert hook["url"] == "https://hooks.example.com/notify;token=***"
+    assert hook["has_credentials_in_url"] is True
+    assert SECRET not in json.dumps(hook, default=str)
+
+
 def test_templates_keep_no_variable_values() -> None:
     template = {
         "id": "tpl",

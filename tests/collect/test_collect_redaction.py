@@ -155,6 +155,20 @@ def test_a_short_key_is_refused() -> None:
         ),
         ("https://h.example/in?token=", "https://h.example/in?***=***", False),
         (f"https://h.example/in?{HEX32}", "https://h.example/in?***=***", True),
+        # path parameters (RFC 3986 ";name=value", in any segment) are masked as query ones
+        (
+            f"https://hooks.example.com/notify;token={HEX32}",
+            "https://hooks.example.com/notify;token=***",
+            True,
+        ),
+        (
+            f"https://h.example/{HEX32};apiKey=k/in;v=2",
+            "https://h.example/***;apiKey=***/in;v=***",
+            True,
+        ),
+        (f"https://h.example/in;{HEX32}", "https://h.example/in;***=***", True),
+        ("https://h.example/a;v=1.1;lang=en/b", "https://h.example/a;v=***;lang=***/b", False),
+        ("https://h.example/in;token=", "https://h.example/in;***=***", False),
     ],
 )
 def test_urls_are_redacted(url: str, safe: str | None, credentials: bool) -> None:
@@ -166,6 +180,12 @@ def test_urls_are_redacted(url: str, safe: str | None, credentials: bool) -> Non
 def test_a_repository_url_keeps_its_path() -> None:
     url = f"https://bot:pw@git.example.com/acme/deployment-service-{HEX32}.git"
     assert redact_url(url, mask_path=False).url == url.replace("bot:pw@", "")
+
+
+def test_a_repository_url_loses_its_path_parameters() -> None:
+    redacted = redact_url(f"https://git.example.com/acme/app.git;token={HEX32}", mask_path=False)
+    assert redacted.url == "https://git.example.com/acme/app.git;token=***"
+    assert redacted.has_credentials is True
 
 
 @pytest.mark.parametrize("check_id", ["WEB001", "WEB002", "WEB003"])

@@ -1,10 +1,10 @@
 """Webhooks of teams and projects, with their URLs redacted.
 
-A webhook URL often carries a credential (userinfo, `?token=`, `?code=`, or a token in the
-path as Slack, Discord and Teams do). It is stored without userinfo, with every query value
-and every token-like path segment masked (`redact_url`); the scheme, host, port and the
-path's plain words stay for audits (plain http, private hosts), and
-`has_credentials_in_url` says a secret was removed.
+A webhook URL often carries a credential (userinfo, `?token=`, `?code=`, `;token=`, or a
+token in the path as Slack, Discord and Teams do). It is stored without userinfo, with every
+query value, path parameter value and token-like path segment masked (`redact_url`); the
+scheme, host, port and the path's plain words stay for audits (plain http, private hosts),
+and `has_credentials_in_url` says a secret was removed.
 
 >>> rows = map_webhooks(client.list_webhooks("team", team_id=t),        # doctest: +SKIP
 ...                     level="team", owner=Owner(t))

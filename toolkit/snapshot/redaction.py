@@ -11,8 +11,9 @@ created on first use with mode 0600; a key file that group or others can read is
     fingerprints.of("s3cr3t")          # 64 hex digits, stable for this key
 
 Webhook URLs keep scheme, host, port and the path's plain words; userinfo is dropped,
-query values are masked, and so is every path segment that looks like a token (Slack,
-Discord, Teams and most chat services put the secret in the path)::
+query values and path parameters (``;name=value``) are masked, and so is every path segment
+that looks like a token (Slack, Discord, Teams and most chat services put the secret in the
+path)::
 
     >>> redact_url("https://bot:pw@hooks.example.org:8443/in?token=abc&channel=ops").url
     'https://hooks.example.org:8443/in?token=***&channel=***'
@@ -37,7 +38,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from toolkit.errors import ConfigError
 
@@ -225,8 +226,8 @@ class RedactedUrl:
 
 
 def redact_url(url: str, *, mask_path: bool = True) -> RedactedUrl:
-    """Drop userinfo and fragment, mask every query value and each path segment that looks
-    like a token; keep scheme, host, port and the rest of the path.
+    """Drop userinfo and fragment, mask every query value, path parameter value and each path
+    segment that looks like a token; keep scheme, host, port and the rest of the path.
 
     A path segment is a token when it is 16 characters or longer, holds only the characters
     tokens are written with (letters, digits, ``._~:@=+%-``) and is not a plain lower-case
@@ -236,9 +237,13 @@ def redact_url(url: str, *, mask_path: bool = True) -> RedactedUrl:
     ``/hooks/catch/<account>/<hook>/``), every segment after its route is masked.
     ``mask_path=False`` keeps the whole path (a repository URL).
 
+    A path segment's parameters (``;name=value``, RFC 3986, allowed in any segment) are
+    masked as query parameters are, ``mask_path`` or not: ``/notify;token=***``.
+
     ``has_credentials`` is true when the URL carried userinfo, a path token, a bare query
-    value that looks like a token, or a non-empty query value whose name has a credential
-    word (``token``, ``key``, ``code``, ``sig``, ``password``...: :data:`CREDENTIAL_WORDS`).
+    value or path parameter that looks like a token, or a non-empty query value or path
+    parameter whose name has a credential word (``token``, ``key``, ``code``, ``sig``,
+    ``password``...: :data:`CREDENTIAL_WORDS`).
 
     >>> redact_url("https://deploy:pw@hooks.example.net/notify").has_credentials
     True
@@ -254,26 +259,38 @@ def redact_url(url: str, *, mask_path: bool = True) -> RedactedUrl:
         # not an absolute URL: nothing of it is known to be safe to keep
         return RedactedUrl(None, parts.scheme or None, None, None, has_credentials=False)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    secret_query = any(credential_name(name) if value else is_token(name) for name, value in query)
+    secret_query = any(_secret_pair(pair) for pair in query)
     host = parts.hostname
     netloc = f"[{host}]" if ":" in host else host
     if port is not None:
         netloc += f":{port}"
-    segments = parts.path.split("/")
+    # a segment is its name and its parameters: "notify;token=abc" is "notify", [("token", "abc")]
+    split = [segment.split(";") for segment in parts.path.split("/")]
+    segments = [name for name, *_ in split]
+    params = [[_parameter(text) for text in rest] for _, *rest in split]
     if mask_path:
         secret_from = _secret_path_start(host, segments)
         segments = [
             MASK if (n >= secret_from and segment) or is_token(segment) else segment
             for n, segment in enumerate(segments)
         ]
+    path = "/".join(
+        "".join([segment, *(f";{_query_name(name, value)}={MASK}" for name, value in pairs)])
+        for segment, pairs in zip(segments, params, strict=True)
+    )
     masked = "&".join(f"{_query_name(name, value)}={MASK}" for name, value in query)
-    text = f"{parts.scheme}://{netloc}{'/'.join(segments)}"
+    text = f"{parts.scheme}://{netloc}{path}"
     if masked:
         text += f"?{masked}"
     has_userinfo = "@" in parts.netloc
     secret_path = MASK in segments
+    secret_params = any(_secret_pair(pair) for pairs in params for pair in pairs)
     return RedactedUrl(
-        text, parts.scheme or None, host, port, has_userinfo or secret_query or secret_path
+        text,
+        parts.scheme or None,
+        host,
+        port,
+        has_userinfo or secret_query or secret_path or secret_params,
     )
 
 
@@ -299,6 +316,20 @@ def credential_name(name: str) -> bool:
         if word in CREDENTIAL_WORDS or (word.endswith("s") and word[:-1] in CREDENTIAL_WORDS):
             return True
     return name.lower().replace("-", "").replace("_", "") in CREDENTIAL_WORDS
+
+
+def _parameter(text: str) -> tuple[str, str]:
+    """A path parameter as parse_qsl gives a query pair: ``token=abc`` is ("token", "abc"),
+    a bare ``abc`` is ("abc", "")."""
+    name, _, value = text.partition("=")
+    return unquote(name), unquote(value)
+
+
+def _secret_pair(pair: tuple[str, str]) -> bool:
+    """Whether a query pair or path parameter holds a credential: a non-empty value under a
+    credential name, or a bare value (``?s3cr3t``) that looks like a token."""
+    name, value = pair
+    return credential_name(name) if value else is_token(name)
 
 
 def _query_name(name: str, value: str) -> str:

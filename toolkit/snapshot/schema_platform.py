@@ -202,13 +202,17 @@ VOLUMES = declare(
 
 WEBHOOKS = declare(
     "webhooks",
-    "Webhooks of teams and projects; url without userinfo, with query values and "
-    "token-like path segments masked.",
+    "Webhooks of teams and projects; url without userinfo, with query values, path "
+    "parameters and token-like path segments masked.",
     [
         ID,
         *PROJECT_SCOPE,
         col("type", STR, "team or project"),
-        col("url", STR, "redacted URL: no userinfo, query values and path tokens masked"),
+        col(
+            "url",
+            STR,
+            "redacted URL: no userinfo, query values, path parameters and path tokens masked",
+        ),
         col("url_scheme", STR),
         col("url_host", STR),
         col("url_port", INT, "explicit or scheme default port"),
@@ -226,8 +230,8 @@ WEBHOOKS = declare(
         col(
             "has_credentials_in_url",
             BOOL,
-            "the URL carried userinfo, a token-like path segment, or a query value named "
-            "like a credential (token, key, code, sig, password...)",
+            "the URL carried userinfo, a token-like path segment, or a query value or path "
+            "parameter (;name=value) named like a credential (token, key, code, sig, password...)",
         ),
         col("events", STRS),
         col("created_at", TS),
