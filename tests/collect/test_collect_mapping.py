@@ -256,6 +256,28 @@ def test_a_webhook_path_parameter_never_reaches_the_row() -> None:
     assert SECRET not in json.dumps(hook, default=str)
 
 
+@pytest.mark.parametrize(
+    ("url", "credentials"),
+    [
+        (f"https://deploy:{SECRET}@hooks.example.com:99999/x", True),  # port out of range
+        (f"https://deploy:{SECRET}@[fd00::1/notify", True),  # a broken IPv6 literal
+        (f"https://hooks.example.com:99999/x?token={SECRET}", None),  # no userinfo shows
+    ],
+)
+def test_a_webhook_url_that_cannot_be_parsed_is_stored_masked(
+    url: str, credentials: bool | None
+) -> None:
+    """Nothing of it but its scheme is stored, `***` marks that it was there, and it is not
+    called clean: has_credentials_in_url is true where userinfo shows, else unknown."""
+    rows = map_webhooks([{"id": "w", "type": "team", "url": url}], level="team", owner=Owner(T))
+    (hook,) = rows["webhooks"]
+    assert (hook["url"], hook["url_scheme"], hook["url_host"], hook["url_port"]) == (
+        "***", "https", None, None
+    )  # fmt: skip
+    assert hook["has_credentials_in_url"] is credentials
+    assert SECRET not in json.dumps(rows, default=str)
+
+
 def test_templates_keep_no_variable_values() -> None:
     template = {
         "id": "tpl",

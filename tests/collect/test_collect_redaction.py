@@ -88,7 +88,13 @@ def test_a_short_key_is_refused() -> None:
         ),
         ("http://10.0.12.7:8080/hook", "http://10.0.12.7:8080/hook", False),
         ("https://h.example/p?k8sJ2x9#frag", "https://h.example/p?***=***", False),
-        ("not a url at all", None, False),
+        # what cannot be parsed keeps nothing, and is not called clean: unknown (None), or
+        # true where an "@" shows userinfo before the host
+        ("not a url at all", None, None),
+        ("https://deploy:s3cr3t@hooks.example.com:99999/x", None, True),
+        ("https://deploy:pw@[fd00::1/notify", None, True),
+        ("https://hooks.example.com:99999/x?token=abc", None, None),
+        ("https://[fd00::1/notify?a=b@c", None, None),
         # tokens in the path: Slack, Discord, Teams / Office 365 connector, a generic /hooks/<uuid>
         (
             f"https://hooks.slack.com/services/T0123ABCD/B0456EFGH/{SLACK}",
@@ -171,7 +177,7 @@ def test_a_short_key_is_refused() -> None:
         ("https://h.example/in;token=", "https://h.example/in;***=***", False),
     ],
 )
-def test_urls_are_redacted(url: str, safe: str | None, credentials: bool) -> None:
+def test_urls_are_redacted(url: str, safe: str | None, credentials: bool | None) -> None:
     redacted = redact_url(url)
     assert redacted.url == safe
     assert redacted.has_credentials is credentials

@@ -4,7 +4,9 @@ A webhook URL often carries a credential (userinfo, `?token=`, `?code=`, `;token
 token in the path as Slack, Discord and Teams do). It is stored without userinfo, with every
 query value, path parameter value and token-like path segment masked (`redact_url`); the
 scheme, host, port and the path's plain words stay for audits (plain http, private hosts),
-and `has_credentials_in_url` says a secret was removed.
+and `has_credentials_in_url` says a secret was removed. A URL that cannot be parsed (a port
+out of range, a broken IPv6 literal) is stored as `***` with only its scheme, and
+`has_credentials_in_url` is null (unknown) unless its text shows userinfo.
 
 >>> rows = map_webhooks(client.list_webhooks("team", team_id=t),        # doctest: +SKIP
 ...                     level="team", owner=Owner(t))
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.collect.conform import Conformer, Owner, extra_json, unknown_fields
 from toolkit.collect.webhook_address import host_address
-from toolkit.snapshot.redaction import redact_url
+from toolkit.snapshot.redaction import MASK, redact_url
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -65,7 +67,9 @@ def _values(conformer: Conformer, item: dict[str, Any], level: str, owner: Owner
         "team_id": owner.team_id or item.get("team_id"),
         "project_id": owner.project_id or project_id,
         "type": item.get("type"),
-        "url": url.url if url else None,
+        # a URL too broken to redact is there all the same: stored masked whole, so WEB002
+        # tells it (has_credentials_in_url unknown) from a webhook without one
+        "url": (url.url or MASK) if url else None,
         "url_scheme": url.scheme if url else None,
         "url_host": url.host if url else None,
         "url_port": url.port if url else None,

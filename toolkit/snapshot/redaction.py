@@ -91,6 +91,11 @@ CREDENTIAL_WORDS = frozenset(
 # (`v1`, `T0123ABCD`, a 12-character id) are kept.
 _TOKEN_SEGMENT = re.compile(r"[A-Za-z0-9._~:@=+%-]{16,}")
 _WORD_SEGMENT = re.compile(r"[a-z]+([._-][a-z]+)*")
+# The start of a URL as urlsplit reads it (after the control characters and spaces it
+# strips): a scheme only where "//" follows (in "t0k3n:x@host" the "scheme" is a secret), and
+# the authority, up to the first "/", "?" or "#", where an "@" means userinfo.
+_C0_OR_SPACE = "".join(map(chr, range(0x21)))
+_URL_START = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):)?//(?P<authority>[^/?#]*)")
 # In free text: a URL's userinfo (up to its last `@`, so `p@ss` goes whole); an HTTP
 # `Bearer`/`Basic` credential; a `name=value`, `name: value` or JSON `"name": "value"` pair
 # and a `--name value` flag whose name has a credential word.
@@ -222,7 +227,8 @@ class RedactedUrl:
     scheme: str | None
     host: str | None
     port: int | None
-    has_credentials: bool
+    has_credentials: bool | None
+    """None when the URL could not be parsed and its text shows no userinfo: unknown."""
 
 
 def redact_url(url: str, *, mask_path: bool = True) -> RedactedUrl:
@@ -245,19 +251,27 @@ def redact_url(url: str, *, mask_path: bool = True) -> RedactedUrl:
     parameter whose name has a credential word (``token``, ``key``, ``code``, ``sig``,
     ``password``...: :data:`CREDENTIAL_WORDS`).
 
+    A URL that cannot be parsed (a port out of range, a broken IPv6 literal) or is not
+    absolute keeps nothing but the scheme before its ``://`` (``url`` is None), and whether
+    it carries a credential is unknown (None) unless its text shows userinfo, an ``@``
+    before the host: then it is true.
+
     >>> redact_url("https://deploy:pw@hooks.example.net/notify").has_credentials
     True
     >>> redact_url("https://fn.example.net/api/hook?code=abc").has_credentials
     True
+    >>> redact_url("https://deploy:pw@hooks.example.net:99999/notify")
+    RedactedUrl(url=None, scheme='https', host=None, port=None, has_credentials=True)
+    >>> print(redact_url("https://hooks.example.net:99999/notify").has_credentials)
+    None
     """
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
-        return RedactedUrl(None, None, None, None, has_credentials=False)
+        return _unparsed(url)
     if not parts.scheme or not parts.hostname:
-        # not an absolute URL: nothing of it is known to be safe to keep
-        return RedactedUrl(None, parts.scheme or None, None, None, has_credentials=False)
+        return _unparsed(url)  # not an absolute URL: nothing of it is known to be safe to keep
     query = parse_qsl(parts.query, keep_blank_values=True)
     secret_query = any(_secret_pair(pair) for pair in query)
     host = parts.hostname
@@ -292,6 +306,15 @@ def redact_url(url: str, *, mask_path: bool = True) -> RedactedUrl:
         port,
         has_userinfo or secret_query or secret_path or secret_params,
     )
+
+
+def _unparsed(url: str) -> RedactedUrl:
+    """What is safe to say of a URL ``urlsplit`` cannot read: its scheme, and whether its
+    authority shows userinfo (True) or not (None: a secret may be anywhere in it)."""
+    start = _URL_START.match(url.lstrip(_C0_OR_SPACE))
+    scheme = start["scheme"].lower() if start and start["scheme"] else None
+    has_userinfo = start is not None and "@" in start["authority"]
+    return RedactedUrl(None, scheme, None, None, has_credentials=True if has_userinfo else None)
 
 
 def is_token(text: str) -> bool:

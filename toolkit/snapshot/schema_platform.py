@@ -211,7 +211,8 @@ WEBHOOKS = declare(
         col(
             "url",
             STR,
-            "redacted URL: no userinfo, query values, path parameters and path tokens masked",
+            "redacted URL: no userinfo, query values, path parameters and path tokens masked; "
+            "*** for a URL that could not be parsed",
         ),
         col("url_scheme", STR),
         col("url_host", STR),
@@ -231,7 +232,8 @@ WEBHOOKS = declare(
             "has_credentials_in_url",
             BOOL,
             "the URL carried userinfo, a token-like path segment, or a query value or path "
-            "parameter (;name=value) named like a credential (token, key, code, sig, password...)",
+            "parameter (;name=value) named like a credential (token, key, code, sig, password...); "
+            "null where the URL could not be parsed and showed no userinfo (unknown)",
         ),
         col("events", STRS),
         col("created_at", TS),
