@@ -16,6 +16,7 @@ from toolkit.audit.check_run import run_check
 from toolkit.audit.testing import fixture_connection
 from toolkit.collect.conform import Conformer, Owner, extra_json
 from toolkit.collect.deployments import map_deployment_page
+from toolkit.collect.webhooks import map_webhooks
 from toolkit.errors import ConfigError
 from toolkit.snapshot import TABLES
 from toolkit.snapshot.redaction import Fingerprinter, load_fingerprinter, redact_url, scrub_text
@@ -192,6 +193,27 @@ def test_a_repository_url_loses_its_path_parameters() -> None:
     redacted = redact_url(f"https://git.example.com/acme/app.git;token={HEX32}", mask_path=False)
     assert redacted.url == "https://git.example.com/acme/app.git;token=***"
     assert redacted.has_credentials is True
+
+
+def test_web002_on_rows_collected_from_unparsed_urls_and_path_parameters() -> None:
+    """WEB002 alarms where userinfo showed in a URL too broken to store, else says 'unknown',
+    never 'ok'; a path parameter token, masked, alarms; no row shows either secret."""
+    (spec,) = [s for s in discover_checks([BUILTIN_CHECKS]) if s.id == "WEB002"]
+    urls = {
+        "w-port": "https://deploy:s3cr3t@hooks.example.com:99999/x",
+        "w-v6": "https://deploy:s3cr3t@[fd00::1/notify",
+        "w-bare": f"https://hooks.example.com:99999/x?token={HEX32}",
+        "w-param": f"https://hooks.example.com/notify;token={HEX32}",
+        "w-clean": "https://hooks.example.com/notify;v=2",
+    }
+    payload = [{"id": hook, "type": "team", "url": url} for hook, url in urls.items()]
+    rows = map_webhooks(payload, level="team", owner=Owner("t1"))
+    fixture = {"snapshots": [{"at": "2026-01-01T00:00:00Z", "tables": rows}]}
+    judged = run_check(fixture_connection(fixture, [spec]), spec).to_pylist()
+    assert {r["resource_id"]: r["status"] for r in judged} == {
+        "w-port": "alarm", "w-v6": "alarm", "w-bare": "unknown", "w-param": "alarm", "w-clean": "ok"
+    }  # fmt: skip
+    assert not [s for s in ("s3cr3t", HEX32) if s in json.dumps(judged, default=str)]
 
 
 @pytest.mark.parametrize("check_id", ["WEB001", "WEB002", "WEB003"])
