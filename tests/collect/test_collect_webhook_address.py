@@ -33,6 +33,20 @@ LOOPBACK = "loopback (127/8)"
         ("api.lvh.me", "127.0.0.1", LOOPBACK),
         ("300.1.2.3.nip.io", None, PUBLIC),
         ("08.1.2.3", None, PUBLIC),
+        # hex and octal parts padded with zeros, the range judged on the value
+        ("0x00000007f.0.0.1", "127.0.0.1", LOOPBACK),
+        ("00000000000177.0.0.1", "127.0.0.1", LOOPBACK),
+        ("0x" + "0" * 40 + "7f000001", "127.0.0.1", LOOPBACK),
+        ("0" * 40 + "12.0.0.1", "10.0.0.1", "private (10/8)"),
+        ("0x00000100.0.0.1", None, PUBLIC),
+        ("0x000100000000", None, "private name (a single label)"),
+        # as IDNA maps the host: full-width forms, ideographic full stops
+        ("１２７.０.０.１", "127.0.0.1", LOOPBACK),
+        ("１２７。０。０。１", "127.0.0.1", LOOPBACK),
+        ("127｡0｡0｡1", "127.0.0.1", LOOPBACK),
+        ("０ｘ７Ｆ．１", "127.0.0.1", LOOPBACK),
+        ("ｌｏｃａｌｈｏｓｔ", None, "loopback (localhost)"),
+        ("①②⑦.0.0.1", "127.0.0.1", LOOPBACK),
         # ranges
         ("198.18.0.1", "198.18.0.1", "benchmarking (198.18/15)"),
         ("198.19.255.1", "198.19.255.1", "benchmarking (198.18/15)"),
@@ -68,8 +82,12 @@ def test_the_collector_stores_the_kind() -> None:
         {"id": "a", "type": "team", "url": "http://[0:0:0:0:0:ffff:7f00:1]:9000/x"},
         {"id": "b", "type": "team", "url": "https://hooks.example.com/x"},
         {"id": "c", "type": "team", "url": "not a url"},
+        {"id": "d", "type": "team", "url": "https://0x00000007f.0.0.1/hook"},
+        {"id": "e", "type": "team", "url": "https://１２７.０.０.１/hook"},
     ]
     rows = {r["id"]: r for r in map_webhooks(payload, level="team", owner=Owner("t"))["webhooks"]}
+    assert (rows["d"]["url_address"], rows["d"]["url_address_kind"]) == ("127.0.0.1", LOOPBACK)
+    assert (rows["e"]["url_address"], rows["e"]["url_address_kind"]) == ("127.0.0.1", LOOPBACK)
     assert (rows["a"]["url_address"], rows["a"]["url_address_kind"]) == ("127.0.0.1", LOOPBACK)
     assert (rows["b"]["url_address"], rows["b"]["url_address_kind"]) == (None, PUBLIC)
     assert (rows["c"]["url_address"], rows["c"]["url_address_kind"]) == (None, None)

@@ -4,8 +4,11 @@ WEB003 alarms on a webhook that makes the platform call a loopback, private or o
 non-public address, or a name only a private resolver answers. The host is read in every
 spelling that reaches the same address without a DNS query:
 
+* as IDNA (UTS-46) maps it before any lookup: NFKC, so full-width digits and letters
+  (U+FF10...) are ASCII ones, and the ideographic full stops (U+3002, U+FF61) are dots;
 * IPv4 as resolvers accept it (``inet_aton``: 1 to 4 parts, decimal, octal ``0...`` or hex
-  ``0x...``): ``0x7f000001``, ``2130706433``, ``0177.0.0.1`` and ``127.1`` are 127.0.0.1;
+  ``0x...``, with any number of leading zeros): ``0x7f000001``, ``2130706433``,
+  ``0177.0.0.1``, ``0x00000007f.0.0.1`` and ``127.1`` are 127.0.0.1;
 * IPv6, and the IPv4 address it carries: mapped (``::ffff:7f00:1``, also written out as
   ``0:0:0:0:0:ffff:7f00:1``), compatible (``::127.0.0.1``), NAT64 (``64:ff9b::/96``), 6to4;
 * names public DNS answers with a fixed or embedded address: ``lvh.me`` and
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from dataclasses import dataclass
 
 __all__ = ["PUBLIC", "HostAddress", "host_address"]
@@ -54,9 +58,13 @@ _RANGES = tuple(
         ("ff00::/8", "multicast (ff00::/8)"),
     )
 )
+# UTS-46 reads these as label separators; NFKC leaves U+3002 and makes U+FF61 (half-width) it
+_FULL_STOPS = {0x3002: "."}
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _COMPATIBLE = ipaddress.ip_network("::/96")
-_PART = r"(?:0x[0-9a-f]{1,8}|0[0-7]{0,11}|[1-9][0-9]{0,9})"
+# Hex and octal parts may be padded with zeros at will (the range is checked on the value);
+# a decimal part has no leading zero (that makes it octal), so 10 digits hold any 32 bits.
+_PART = r"(?:0x[0-9a-f]+|0[0-7]*|[1-9][0-9]{0,9})"
 _INET_ATON = re.compile(rf"{_PART}(?:\.{_PART}){{0,3}}")
 _FIXED = re.compile(r"(^|\.)(lvh|localtest)\.me$")
 _EMBEDDED = re.compile(
@@ -83,8 +91,10 @@ class HostAddress:
 
 
 def host_address(host: str) -> HostAddress:
-    """Classify a URL's host (as ``urlsplit`` gives it: lower case, no brackets)."""
-    name = host.strip("[]").rstrip(".").lower()
+    """Classify a URL's host (as ``urlsplit`` gives it: lower case, no brackets), read as IDNA
+    maps it (full-width 127.0.0.1 is 127.0.0.1)."""
+    name = unicodedata.normalize("NFKC", host).translate(_FULL_STOPS)
+    name = name.strip("[]").rstrip(".").lower()
     ip = _ip(name)
     if ip is not None:
         kind = next((kind for network, kind in _RANGES if ip in network), PUBLIC)
