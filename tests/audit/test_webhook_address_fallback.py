@@ -44,6 +44,16 @@ CORPUS = (
     "203.0.113.9", "0x08080808", "10.0.0.1.nip.io", "app-192-168-1-5.sslip.io",
     "7f000001.nip.io", "app-c0a80001.nip.io", "10.0.0.010.nip.io", "300.1.2.3.nip.io",
     "8.8.8.8.nip.io", "api.lvh.me", "localtest.me",
+    # hex and octal parts padded with zeros (no limit: the range is judged on the value)
+    "0x00000007f.0.0.1", "00000000000177.0.0.1", "0x" + "0" * 40 + "7f000001",
+    "0" * 40 + "12.0.0.1", "0" * 60 + "1", "0x" + "0" * 50, "0x00ffffffff", "037777777777",
+    "040000000000", "0x000100000000", "0x00000100.0.0.1", "0x" + "f" * 40, "0" * 30 + "7" * 12,
+    "0377.0x000ffffff", "0x1.0x000ffffff",
+    # full-width forms and ideographic full stops, as IDNA maps them (the fallback translates
+    # the full-width digits, letters and ".-:%[]"; NFKC's rarer mappings, ① for 1, it cannot)
+    "１２７.０.０.１", "１２７。０。０。１", "127｡0｡0｡1", "１０．１", "０ｘ７Ｆ．１",
+    "ｌｏｃａｌｈｏｓｔ", "ｈｏｏｋｓ．ｄｅｆａｕｌｔ．ｓｖｃ", "app-７ｆ０００００１.nip.io",
+    "：：ｆｆｆｆ：７ｆ００：１", "ｈｏｏｋｓ．ｅｘａｍｐｌｅ．ｃｏｍ",
     # names
     "localhost", "localhost.", "api.localhost", "jenkins", "ci.corp.internal", "printer.local",
     "nas.home.arpa", "hooks.default.svc", "hooks.default.svc.cluster.local", "a.cluster.local",
@@ -90,6 +100,11 @@ def test_the_fallback_reads_a_host_as_the_collector_does(
         ("1:0:0:2:0:0:0:3", PUBLIC, "1:0:0:2::3"),
         ("fc::1", PUBLIC, "fc::1"),
         ("::ffff:999.1.1.1", PUBLIC, None),
+        ("0x00000007f.0.0.1", "loopback (127/8)", "127.0.0.1"),
+        ("00000000000177.0.0.1", "loopback (127/8)", "127.0.0.1"),
+        ("0x000100000000", "private name (a single label)", None),
+        ("１２７.０.０.１", "loopback (127/8)", "127.0.0.1"),
+        ("１２７。０。０。１", "loopback (127/8)", "127.0.0.1"),
     ],
 )
 def test_spot_checks(

@@ -1,9 +1,14 @@
 -- Webhooks that have a host, with the host in one spelling (lower case, no brackets or trailing
 -- dot) and the address it reaches with no lookup, read as toolkit/collect/webhook_address.py
 -- reads it at collection (WEB003 judges the rows of older stores on these columns):
+-- * host: full-width forms read as IDNA maps them (the collector applies NFKC; DuckDB has no
+--   NFKC, so the full-width digits, letters, ".-:%[]" and the ideographic full stops are
+--   translated: "１２７．０．０．１" and "127。0。0。1" are 127.0.0.1; rarer compatibility
+--   characters, such as circled digits, only the collector maps);
 -- * ip: an IPv4 address as a number, in any form resolvers accept (inet_aton: 1 to 4 parts,
---   each decimal, octal 0... or hex 0x...): "0x7f000001", "2130706433", "0177.0.0.1" and
---   "127.1" are all 127.0.0.1; or the one an IPv6 address carries: mapped (::ffff:0:0/96),
+--   each decimal, octal 0... or hex 0x..., with any number of leading zeros): "0x7f000001",
+--   "2130706433", "0177.0.0.1", "0x00000007f.0.0.1" and "127.1" are all 127.0.0.1; or the one
+--   an IPv6 address carries: mapped (::ffff:0:0/96),
 --   compatible (::/96 but :: and ::1), NAT64 (64:ff9b::/96) or 6to4 (2002::/16);
 -- * ipv6: any other IPv6 address as its 8 groups, however it is spelled (0::1, ::0001,
 --   0:0:0:0:0:0:0:1, fe80::1%eth0); text ipaddress refuses (1::2::3, 12345::1) has none;
@@ -14,7 +19,10 @@
 -- address they spell.
 create or replace view webhook_addresses as
 with hosts as (  -- a trailing dot names the same host
-    select *, rtrim(lower(trim(url_host, '[]')), '.') as host from webhooks where url_host is not null
+    select *, rtrim(lower(trim(translate(url_host,
+            '０１２３４５６７８９ａｂｃｄｅｆｇｈｉｊｋｌｍｎｏｐｑｒｓｔｕｖｗｘｙｚＡＢＣＤＥＦＧＨＩＪＫＬＭＮＯＰＱＲＳＴＵＶＷＸＹＺ．。｡－：％［］',
+            '0123456789abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz...-:%[]'), '[]')), '.') as host
+    from webhooks where url_host is not null
 ),
 named as (  -- the address a name stands for, else the host itself
     select *, nullif(regexp_extract(host,
@@ -40,12 +48,17 @@ literals as (
 parts as (  -- the numbers of an IPv4 address, if the host is one (or names one)
     select *,
         case when regexp_full_match(literal,
-                '(0x[0-9a-f]{1,8}|0[0-7]{0,11}|[1-9][0-9]{0,9})(\.(0x[0-9a-f]{1,8}|0[0-7]{0,11}|[1-9][0-9]{0,9})){0,3}')
+                '(0x[0-9a-f]+|0[0-7]*|[1-9][0-9]{0,9})(\.(0x[0-9a-f]+|0[0-7]*|[1-9][0-9]{0,9})){0,3}')
                 or quad = bare  -- a dotted quad with a zone id (127.0.0.1%eth0)
             then list_transform(string_split(bare, '.'),
-                lambda p: case when p like '0x%' then p::ubigint
-                    when p like '0_%' then list_reduce(list_transform(string_split(p, ''),
-                        lambda d: d::ubigint), lambda a, d: a * 8 + d)
+                -- hex and octal without their leading zeros; more digits than 32 bits take
+                -- is 2^32, which every range check below refuses
+                lambda p: case
+                    when p like '0x%' then if(length(ltrim(substr(p, 3), '0')) > 8, 4294967296::ubigint,
+                        ('0x0' || ltrim(substr(p, 3), '0'))::ubigint)
+                    when p like '0_%' then if(length(ltrim(p, '0')) > 11, 4294967296::ubigint,
+                        list_reduce(list_transform(string_split('0' || ltrim(p, '0'), ''),
+                            lambda d: d::ubigint), lambda a, d: a * 8 + d))
                     else p::ubigint end)
         end as v,
         -- an IPv6 literal, its IPv4 tail as two groups: ::ffff:10.0.0.1 is ::ffff:a00:1

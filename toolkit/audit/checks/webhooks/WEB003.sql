@@ -8,8 +8,9 @@
 with judged as (
     -- url_address_kind is judged at collection (toolkit/collect/webhook_address.py, ipaddress);
     -- rows of older stores lack it and are judged here alike (same kinds, same order), on the
-    -- address webhook_addresses reads as ipaddress does
-    select * exclude (address), coalesce(url_address_kind, case
+    -- address webhook_addresses reads as ipaddress does; a collected 'public' is judged again
+    -- there, as older collectors read zero-padded and full-width spellings of 127.0.0.1 as public
+    select * exclude (address), coalesce(nullif(url_address_kind, 'public'), case
             when ip = 0 then 'unspecified (0.0.0.0, which reaches the host itself)'
             when ip // 16777216 = 0 then 'non-routable (0/8)'
             when ip // 16777216 = 127 then 'loopback (127/8)'
