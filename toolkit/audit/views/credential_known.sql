@@ -7,8 +7,9 @@
 -- credential_reach expands, and KEY003, KEY004 and KEY007 judge, only known ones.
 -- inventory_complete: the snapshot holds every resource the key reaches, so "reaches
 -- nothing" can be judged there ("reaches these" always can). Not so where a listing failed
--- (collection_coverage), where the collecting key is limited and the audited key is another
--- one (the snapshot is that key's part of the platform; platform-api section 5, rule 6), or
+-- (collection_coverage), where the collecting key is limited (or its kind or access is
+-- unknown) and the audited key is another one (the snapshot is that key's part of the
+-- platform; platform-api section 5, rule 6; an access token sees all its user does), or
 -- where a resource the key lists is not in the snapshot (outside the collector's view):
 -- incomplete_because says which. variables_complete: that, and no variables call failed.
 create or replace view credential_known as
@@ -32,8 +33,11 @@ judged as (
         case
             when not coalesce(k.inventory_complete, true)
                 then 'a listing failed in this snapshot'
+            -- an access token (is_api_key false) acts with its user's full rights, as an
+            -- API key whose access is 'all' does; a collector not recorded, or whose kind
+            -- or access is unknown, may see only part
             when sn.credential_name is not null and sn.credential_name <> c.name
-                and coalesce(collector.access, '') <> 'all'
+                and not coalesce(collector.is_api_key = false or collector.access = 'all', false)
                 then 'the snapshot was collected with key ' || sn.credential_name
                     || ', which sees only part of the platform'
             when coalesce(l.unmatched, 0) > 0
