@@ -10,7 +10,9 @@ with env as (
         -- 'prod '), matched by [audit] production_pattern (set_production in check_run.py),
         -- by default "prod" or "production" as a word. Null for an environment without a
         -- name: nothing tells (the platform may leave names out), so VAR007 does not count it
-        -- as non-production. REP004, KEY003 and VAR007 all judge production by this column.
+        -- as non-production, nor KEY003 a key that may change it (or a service in it, whose
+        -- flag is its environment's: null too where the environment is not in the snapshot).
+        -- REP004, KEY003 and VAR007 all judge production by this column.
         regexp_matches(regexp_replace(regexp_replace(lower(name),
             '(pre|non|not)[^a-z]?prod', ' ', 'g'), '[^a-z]+', ' ', 'g'),
             coalesce(getvariable('production_pattern'), '\bprod(uction)?\b')) as is_production
@@ -28,5 +30,5 @@ select snapshot_id, 'environment', id, name, team_id, project_id, id, null, is_p
 from env
 union all
 select s.snapshot_id, 'service', s.id, s.name, s.team_id, s.project_id, s.environment_id, s.id,
-    coalesce(env.is_production, false)
+    env.is_production
 from services s left join env on env.snapshot_id = s.snapshot_id and env.id = s.environment_id
