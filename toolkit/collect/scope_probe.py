@@ -12,9 +12,17 @@ inventory stays the same, each snapshot probes the same resources and a change s
 A limited key still sees the environment of a listed service (to navigate to it), with
 only that service in the list; that is expected, not a difference.
 
+A key whose access is `all` reaches everything its creator can access (spec 2.11), which
+the crawl knows only when the creator is the collecting credential's user: the inventory
+is then that user's. A key of another user (or of a user not known) may rightly be refused
+anything the collector sees, and see nothing more there, so its probes are recorded with
+`expected_visible` null (status `unknown`): not judged.
+
 >>> claim = Claim("ci", "limited", frozenset({("service", "s1")}))
 >>> claim.reaches(("t1", "p1", "e1", "s1")), claim.reaches(("t1", "p1", "e1", "s2"))
 (True, False)
+>>> Claim("dash", "all", frozenset(), user_id="u2").judged_by("u1")
+False
 """
 
 from __future__ import annotations
@@ -45,11 +53,18 @@ _ROLES = ("viewer", "editor", "admin")
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """A key's claimed reach: `all`, or the (level, id) resources it is limited to."""
+    """A key's claimed reach: `all`, or the (level, id) resources it is limited to;
+    `user_id` is its creator's."""
 
     name: str
     access: str
     resources: frozenset[tuple[str, str]]
+    user_id: str | None = None
+
+    def judged_by(self, collector_user: str | None) -> bool:
+        """Whether a crawl by `collector_user` knows what the claim reaches: a limited one
+        names its resources; `all` is its creator's reach, known only as the collector's."""
+        return self.access != "all" or (self.user_id is not None and self.user_id == collector_user)
 
     def reaches(self, chain: Sequence[str | None]) -> bool:
         """In scope: `chain` is (team, project, environment[, service]) ids."""
@@ -81,7 +96,7 @@ def claims_from_rows(rows: Mapping[str, Sequence[Row]]) -> dict[str, Claim]:
             continue
         if access == "limited" and not listed[name]:
             continue
-        claims[name] = Claim(name, access, frozenset(listed[name]))
+        claims[name] = Claim(name, access, frozenset(listed[name]), cred.get("user_id"))
     return claims
 
 
@@ -127,14 +142,19 @@ def _sample(claim: Claim, inventory: list[_Environment], size: int) -> list[_Env
 
 
 async def _probe_credential(
-    claim: Claim, client: AsyncPlatformClient, inventory: list[_Environment], size: int
+    claim: Claim,
+    client: AsyncPlatformClient,
+    inventory: list[_Environment],
+    size: int,
+    collector_user: str | None,
 ) -> list[Row]:
     """`credential_probes` rows of one key: its sampled environments and their services."""
     conformer = Conformer(ENDPOINT, Owner())
+    judged = claim.judged_by(collector_user)
     rows: list[dict[str, Any]] = []
     for env in _sample(claim, inventory, size):
         base = {"credential_name": claim.name, "endpoint": ENDPOINT, **env.owner.columns()}
-        expected_env = claim.navigates(env.chain, env.services)
+        expected_env = claim.navigates(env.chain, env.services) if judged else None
         try:
             answer = await client.list_services(env.team_id, env.project_id, env.id)
         except NotFound:
@@ -152,7 +172,9 @@ async def _probe_credential(
         }
         known = set(env.services)
         for service_id in sorted(known | seen):
-            expected = claim.reaches((*env.chain, service_id)) if service_id in known else None
+            expected = (
+                claim.reaches((*env.chain, service_id)) if judged and service_id in known else None
+            )
             rows.append(
                 _row(
                     base | {"service_id": service_id},
@@ -183,7 +205,8 @@ async def probe_scopes(
     *,
     size: int = DEFAULT_SAMPLE,
 ) -> Rows:
-    """Probe every audited key with a readable claim; `rows` is the crawl's inventory.
+    """Probe every audited key with a readable claim; `rows` is the crawl's inventory, its
+    `credentials` the collecting credential's row (whose `user_id` tells whose it is).
 
     >>> probed = await probe_scopes(crawl_rows, audited_rows, clients)   # doctest: +SKIP
     >>> {r["status"] for r in probed["credential_probes"]}                # doctest: +SKIP
@@ -193,8 +216,10 @@ async def probe_scopes(
     for found in audited_rows:
         claims.update(claims_from_rows(found))
     inventory = _inventory(rows)
+    users = {cred.get("user_id") for cred in rows.get("credentials", ())}
+    collector_user = users.pop() if len(users) == 1 else None
     probes = [
-        _probe_credential(claim, clients[name], inventory, size)
+        _probe_credential(claim, clients[name], inventory, size, collector_user)
         for name, claim in sorted(claims.items())
         if name in clients
     ]
