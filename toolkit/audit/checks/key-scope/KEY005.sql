@@ -5,7 +5,7 @@
 -- risk: A key without a near expiry keeps working long after the person or pipeline that used it has gone, and a leaked copy stays valid.
 -- remediation: Recreate the key with an expiry (the platform's default is 90 days) and rotate it before then.
 -- history: snapshot
--- param: max_days = 90 | a key with more than this many whole days left before it expires is flagged; the default is the platform's default lifetime, so a key made with it passes and a longer-lived one (the platform allows up to a year) is flagged until it is due within this many days
+-- param: max_days = 365 | a key with more than this many whole days left before it expires is flagged; the default, a year, flags keys that never expire or expire more than a year ahead (the platform allows up to a year; its default lifetime is 90 days, a stricter limit to set)
 with keys as (
     -- whole days left: the one number both the status and the reason use
     select *, floor((epoch(expires_at) - epoch(snapshot_at)) / 86400)::bigint as days_left
