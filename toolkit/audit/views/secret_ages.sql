@@ -4,7 +4,8 @@
 -- last changed (changed_at: the last update time, or the value's first sighting when it
 -- outlived its updates or none are reported; by_sighting says which) and age_days, whole
 -- days from then to the snapshot. at_least: an age from a first sighting in the first
--- snapshot read, or the first under a new fingerprint key (after_new_key), is a lower bound.
+-- snapshot read, the first under a new fingerprint key (after_new_key), or the variable's
+-- first value read after rows that did not read it (after_unread), is a lower bound.
 -- ref_unknown: a plain variable whose value was redacted may be a reference. A table macro,
 -- as what is a secret is the calling check's parameters:
 -- from secret_ages($min_length, $secret_names, $not_secret_names). VAR008 reads it.
@@ -38,9 +39,15 @@ first_seen as (  -- a group by, not a window over every row: each value's first 
         -- reads), or the first under a new key: the value may be far older, so an age
         -- counted from there is a lower bound
         fingerprint_seen = (select min(snapshot_at) from snapshots) as seen_first,
-        fingerprint_seen in (select snapshot_at from rekeyed) as after_new_key
+        fingerprint_seen in (select snapshot_at from rekeyed) as after_new_key,
+        -- or the variable's first value read after rows that did not read it (a viewer
+        -- key's, values redacted, before an editor key's: a group of their own, fingerprint
+        -- null, which no row joins): it may be as old as the first of them
+        fingerprint_seen = min(if(fingerprint is null, null, fingerprint_seen))
+                over (partition by variable_id)
+            and min(fingerprint_seen) over (partition by variable_id) < fingerprint_seen
+            as after_unread
     from secrets
-    where fingerprint is not null  -- values not collected (viewer key): only `updates` tell
     group by variable_id, fingerprint
 )
 select s.*,
@@ -52,6 +59,7 @@ select s.*,
     -- whole days elapsed, the one number both the status and the reason use (epoch
     -- seconds: calendar arithmetic on timestamptz is slow)
     floor((epoch(s.snapshot_at) - epoch(changed_at)) / 86400)::bigint as age_days,
-    by_sighting and (f.seen_first or f.after_new_key) as at_least, f.after_new_key
+    by_sighting and (f.seen_first or f.after_new_key or f.after_unread) as at_least,
+    f.after_new_key, f.after_unread
 from secrets s
 left join first_seen f on f.variable_id = s.variable_id and f.fingerprint = s.fingerprint

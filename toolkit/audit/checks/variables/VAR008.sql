@@ -28,7 +28,8 @@ select
             ' days before the snapshot (limit ', $max_age_days, ').')
         else concat('Secret ', name, ' has held the same value ',  -- one flat concat: cheaper
             if(at_least, if(after_new_key, 'since at least the fingerprint key changed, ',
-                'since at least the first snapshot read, '), 'for at least '), age_days,
+                if(after_unread, 'since at least it was first read (not read before), ',
+                    'since at least the first snapshot read, ')), 'for at least '), age_days,
             if(at_least, ' days before this one (limit ', ' days (limit '), $max_age_days,
             if(last_update is null, '; no update times', '; its last update, on '),
             last_update::date, if(last_update is null, '', ', kept the value'),
