@@ -3,8 +3,10 @@
 -- same value in the same snapshot. A secret is a value, not itself a reference, of at least
 -- min_length characters (compared by fingerprint, never read), of a protected variable or
 -- of one whose name is in names. A variable holds its own, and those it references out of
--- its environment (references_out.sql: staging's ${{service.<production database>.URL}});
--- via lists the tokens of those references, sorted (empty for its own value). matches
+-- its environment (references_out.sql: staging's ${{service.<production database>.URL}}),
+-- directly or through 1 or 2 more references, as the platform resolves them 3 deep
+-- (staging's ${{project.DB_PASSWORD}} holding ${{service.<production database>.PASSWORD}});
+-- via lists the tokens of its references out, sorted (empty for its own value). matches
 -- counts the variables of the other kind holding one of its secrets (0 where none),
 -- referencing those of them holding it through a reference; environments names their
 -- environments, ids lists their variable_ids. A table macro, as which names are secrets'
@@ -20,14 +22,54 @@ with valued as (  -- secrets' values as fingerprints, long enough to compare
       -- subquery is planned as a nested-loop join over every row)
       and (coalesce(is_protected, false) or name in (select unnest(names)))
 ),
+outs as materialized (  -- references out of environments (read twice: computed once)
+    select * from references_out where is_production is not null
+),
+-- A reference out may name a variable holding no value of its own but references (a
+-- project's ${{service.<production database>.PASSWORD}}, a production service's
+-- ${{service.<database>.URL}}): the variables 1 and 2 references further (hop2: the
+-- references of the variables named, from the few distinct ones; chained: those and theirs)
+hop2 as (
+    select t.snapshot_id, t.source_variable_id as start, r.source_type, coalesce(r.source_id,
+            owner_of(r.source_type, r.team_id, r.project_id, r.environment_id, null))
+            as source_owner, r.key
+    from (select distinct snapshot_id, source_variable_id, source_type, source_owner, key
+        from outs) t
+    join variable_references r on r.snapshot_id = t.snapshot_id
+        and r.level = t.source_type and r.variable_name = t.key
+        and owner_of(r.level, r.team_id, r.project_id, r.environment_id, r.service_id)
+            = t.source_owner
+),
+chained as (
+    select snapshot_id, start, variable_key(source_type, source_owner, key) as variable_id,
+        key as name
+    from hop2
+    union
+    select h.snapshot_id, h.start, variable_key(r.source_type, coalesce(r.source_id,
+        owner_of(r.source_type, r.team_id, r.project_id, r.environment_id, null)), r.key), r.key
+    from hop2 h
+    join variable_references r on r.snapshot_id = h.snapshot_id
+        and r.level = h.source_type and r.variable_name = h.key
+        and owner_of(r.level, r.team_id, r.project_id, r.environment_id, r.service_id)
+            = h.source_owner
+),
 held as (
     -- A variable referencing a secret out of its environment holds it too: staging's
     -- ${{service.<production database>.DATABASE_URL}}, or production's and staging's
-    -- ${{project.API_TOKEN}} (views/references_out.sql)
+    -- ${{project.API_TOKEN}} (views/references_out.sql), directly or through the chain above
     select o.*, s.fingerprint
-    from references_out as o
-    join valued as s on s.snapshot_id = o.snapshot_id and s.variable_id = o.source_variable_id
-    where o.is_production is not null
+    from outs as o
+    join (
+        select snapshot_id, variable_id as start, fingerprint from valued
+        union all
+        -- the few secrets a chain reaches (valued filtered by their names first, a list
+        -- test per row: joined to them directly, the planner hashed every secret)
+        select c.snapshot_id, c.start, s.fingerprint
+        from chained as c
+        join (from valued
+            where list_contains((select list(distinct name) from chained), name)) as s
+            on s.snapshot_id = c.snapshot_id and s.variable_id = c.variable_id
+    ) as s on s.snapshot_id = o.snapshot_id and s.start = o.source_variable_id
 ),
 holders as (  -- each variable once: one with a value of its own, or one referencing secrets
     select snapshot_id, variable_id, name, team_id, project_id, environment_id, service_id,

@@ -2,7 +2,7 @@
 -- title: Secret shared by production and non-production environments
 -- severity: high
 -- area: variables
--- risk: Whoever can read a staging or development secret also holds the production one, and rotating one breaks the other; a reference across environments (staging's ${{service.<production database>.DATABASE_URL}}) shares it as surely as a copy.
+-- risk: Whoever can read a staging or development secret also holds the production one, and rotating one breaks the other; a reference across environments (staging's ${{service.<production database>.DATABASE_URL}}, or one to a variable referencing it) shares it as surely as a copy.
 -- remediation: Give each environment its own value of the secret (and its own service to reference), then rotate the production one.
 -- history: snapshot
 -- param: min_length = 12 | secrets shorter than this many characters are not compared (as VAR003): protected variables also hold user names, database names, hosts and ports (postgres, localhost, 5432) that are the same in every environment, while generated credentials are longer
