@@ -12,7 +12,7 @@ with judged as (
         coalesce(list_bool_or(list_transform(
             regexp_extract_all(regexp_extract(url, '^[^?#]*'), ';[^;/]*'),
             lambda p: if(p like '%=%',
-                regexp_matches(p, '^;([^=]*(pass|pwd|token|secret|key|sig|auth|credential)[^=]*|code)=', 'i')
+                regexp_matches(p, '^;([^=]*(' || credential_words() || ')[^=]*|code)=', 'i')
                     and substr(p, instr(p, '=') + 1) not in ('', '***'),
                 regexp_full_match(p, ';[A-Za-z0-9._~:@+%-]{16,}')
                     and not regexp_full_match(p, ';[a-z]+([._-][a-z]+)*')))), false) as stored_parameter,
