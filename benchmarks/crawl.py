@@ -90,28 +90,50 @@ def served_simulator(
 
 
 def crawl_and_write(
-    base_url: str, token: str, concurrency: int, workdir: str, deployment_depth: int | None
+    base_url: str, token: str, concurrency: int | None, workdir: str, deployment_depth: int | None
 ) -> dict[str, Any]:
-    """Run in a fresh child process: one `take_snapshot` into a temp store, and its figures."""
+    """Run in a fresh child process: one `take_snapshot` into a temp store, and its figures.
+
+    `concurrency=None` leaves every client setting at its default (a user's first run)."""
+    import toolkit.snapshot_job as snapshot_job
     from toolkit.collect import CrawlOptions
     from toolkit.config import Settings
-    from toolkit.snapshot_job import take_snapshot
 
     os.environ[_CREDENTIAL_VARIABLE] = token
-    settings = Settings(
-        base_url=base_url,
-        concurrency=concurrency,
-        rate_per_minute=None,
-        store_url=str(Path(workdir) / "store"),
-        hmac_key_file=Path(workdir) / "hmac.key",
-    )
+    store = Path(workdir) / f"store-{concurrency}"
+    key = Path(workdir) / f"hmac-{concurrency}.key"
+    settings = Settings(base_url=base_url, store_url=str(store), hmac_key_file=key)
+    if concurrency is not None:
+        settings = Settings(
+            base_url=base_url,
+            concurrency=concurrency,
+            rate_per_minute=None,
+            store_url=settings.store_url,
+            hmac_key_file=settings.hmac_key_file,
+        )
     options = None if deployment_depth is None else CrawlOptions(deployment_depth=deployment_depth)
+    crawl_cpu: list[float] = []
+    crawl = snapshot_job.crawl_settings
+
+    def timed_crawl(*args: Any, **kwargs: Any) -> Any:  # the crawl's CPU, without the write's
+        cpu = time.process_time()
+        try:
+            return crawl(*args, **kwargs)
+        finally:
+            crawl_cpu.append(time.process_time() - cpu)
+
+    snapshot_job.crawl_settings = timed_crawl  # type: ignore[assignment]
     baseline_mb = _peak_rss_mb()
     started, cpu_started = time.perf_counter(), time.process_time()
-    run = take_snapshot(settings, options=options, quiet=True)
+    run = snapshot_job.take_snapshot(settings, options=options, quiet=True)
     total_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
     result = run.result
     return {
+        "concurrency": settings.concurrency,
+        "rate_per_minute": settings.rate_per_minute,
+        "crawl_cpu_s": crawl_cpu[0],
+        "cpu_per_call_ms": crawl_cpu[0] * 1000 / max(result.calls, 1),
+        "limiter_wait_s": result.stats.throttle_wait_s,
         "status": result.status,
         "calls": result.calls,
         "min_calls": result.min_calls,
@@ -136,7 +158,7 @@ def _peak_rss_mb() -> float:
 
 
 def in_child(
-    base_url: str, token: str, concurrency: int, workdir: Path, deployment_depth: int | None
+    base_url: str, token: str, concurrency: int | None, workdir: Path, deployment_depth: int | None
 ) -> dict[str, Any]:
     """`crawl_and_write` in a spawned process, so its peak RSS is the crawl's and write's."""
     context = multiprocessing.get_context("spawn")
@@ -160,7 +182,10 @@ def sequential(base_url: str, token: str, planned: list[tuple[str, dict[str, Any
 
 
 def benchmark(args: argparse.Namespace) -> dict[str, Any]:
-    """Serve, crawl and write in a child, replay sequentially; every figure in one dict."""
+    """Serve, crawl and write in a child, replay sequentially; every figure in one dict.
+
+    With `--defaults-too` the same world is crawled a second time at the client's default
+    settings (no arguments but URL and key), beside the run at concurrency C."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="crawl-bench-") as tmp:
         workdir = Path(tmp)
@@ -172,22 +197,37 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
             )
             planned = figures.pop("planned")
             seq_s = None if args.skip_sequential else sequential(sim.base_url, sim.token, planned)
-    latency_s = args.latency_ms / 1000
+            defaults = None
+            if args.defaults_too:
+                defaults = in_child(sim.base_url, sim.token, None, workdir, args.deployment_depth)
+                defaults.pop("planned")
+    report = {
+        "services": args.services,
+        "latency_ms": args.latency_ms,
+        **_bounded(figures, args.latency_ms),
+        "sequential_wall_s": seq_s,
+        "speedup_vs_sequential": (
+            seq_s / figures["wall_s"] if seq_s is not None and figures["wall_s"] > 0 else None
+        ),
+        "sim_start_s": sim_start_s,
+        "load_average_1m_before": load,  # other work on the machine slows every figure
+    }
+    if defaults is not None:
+        report["at_defaults"] = _bounded(defaults, args.latency_ms)
+    return report
+
+
+def _bounded(figures: dict[str, Any], latency_ms: float) -> dict[str, Any]:
+    """A run's figures with its lower bound and its ratio to it."""
+    latency_s = latency_ms / 1000
     lower = max(
-        figures["critical_path"] * latency_s, figures["calls"] * latency_s / args.concurrency
+        figures["critical_path"] * latency_s, figures["calls"] * latency_s / figures["concurrency"]
     )
     wall = figures["wall_s"]
     return {
-        "services": args.services,
-        "latency_ms": args.latency_ms,
-        "concurrency": args.concurrency,
         **figures,
         "lower_bound_s": lower,
         "ratio_to_lower_bound": wall / lower if lower > 0 else None,
-        "sequential_wall_s": seq_s,
-        "speedup_vs_sequential": seq_s / wall if seq_s is not None and wall > 0 else None,
-        "sim_start_s": sim_start_s,
-        "load_average_1m_before": load,  # other work on the machine slows every figure
     }
 
 
@@ -203,6 +243,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--skip-sequential", action="store_true", help="skip the one-at-a-time baseline"
     )
+    parser.add_argument(
+        "--defaults-too",
+        action="store_true",
+        help="crawl the same world again at the client's default settings",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON only")
     return parser.parse_args(argv)
 
@@ -211,7 +256,14 @@ def _describe(report: dict[str, Any]) -> str:
     def fmt(value: Any) -> str:
         return f"{value:.3f}" if isinstance(value, float) else str(value)
 
-    return "\n".join(f"{key:>24}  {fmt(value)}" for key, value in report.items())
+    lines = []
+    for key, value in report.items():
+        if isinstance(value, dict):
+            lines.append(f"{key}:")
+            lines.extend(f"{k:>26}  {fmt(v)}" for k, v in value.items())
+        else:
+            lines.append(f"{key:>24}  {fmt(value)}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,7 @@ def test_defaults_need_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert settings.source is None
     assert settings.base_url is None
     assert settings.collecting == Credential(name="default", token_env="PLATFORM_API_KEY")
-    assert settings.rate_per_minute == 600
+    assert settings.rate_per_minute is None  # the HTTP API has no rate limit (spec part 8)
     assert settings.store_url == "data/store"
 
 

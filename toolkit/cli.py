@@ -77,10 +77,20 @@ def main(
             "else $PLATFORM_AUDIT_LOG_LEVEL. Tokens and secret values are never logged.",
         ),
     ] = None,
+    log_format: Annotated[
+        str | None,
+        typer.Option(
+            "--log-format",
+            help="text or json (one object per line): the toolkit's log and a crawl's progress "
+            "lines on stderr, at INFO unless --log-level says otherwise.",
+        ),
+    ] = None,
 ) -> None:
     """Collect, audit and report on a hosted deployment platform."""
     if log_level is not None:
         _log_to_stderr(log_level)
+    if log_format is not None:
+        _log_format(log_format)
 
 
 def _log_to_stderr(level: str) -> None:
@@ -98,6 +108,16 @@ def _log_to_stderr(level: str) -> None:
     _log_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger.addHandler(_log_handler)
     logger.setLevel(level.upper())
+
+
+def _log_format(log_format: str) -> None:
+    """Send the ``toolkit.*`` loggers to stderr as text or JSON lines (`--log-format`)."""
+    global _log_handler
+    from toolkit.schedule.logs import LOG_FORMATS, install_log_handler
+
+    if log_format not in LOG_FORMATS:
+        raise fail(f"--log-format {log_format!r}: use text or json", ExitCode.CONFIG)
+    _log_handler, _ = install_log_handler(log_format)
 
 
 @app.command()

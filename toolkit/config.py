@@ -106,7 +106,7 @@ class Settings:
         default_factory=lambda: {"default": Credential(name="default", token_env=ENV_KEY)}
     )
     concurrency: int = 16
-    rate_per_minute: float | None = 600.0
+    rate_per_minute: float | None = None
     max_attempts: int = 5
     timeout_s: float = 30.0
     deadline_s: float = 120.0
@@ -284,7 +284,7 @@ def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
     platform, client, store = (raw.get(s, {}) for s in ("platform", "client", "store"))
     values: dict[str, Any] = {k: client[k] for k in _SCHEMA["client"] if k in client}
     if values.get("rate_per_minute") == 0:
-        values["rate_per_minute"] = None  # 0 switches the client-side rate limit off
+        values["rate_per_minute"] = None  # 0: no ceiling, as when the key is absent
     if "base_url" in platform:
         values["base_url"] = platform["base_url"]
     # relative paths are relative to the config file, as every other path the file names

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from rich.console import RenderableType
 
+    from toolkit.api import CallStats
     from toolkit.collect import CrawlOptions, CrawlResult
     from toolkit.config import Settings
     from toolkit.snapshot import FaultHook, SnapshotInfo
@@ -195,9 +196,21 @@ def describe_run(run: SnapshotRun, store_url: str) -> RenderableType:
         f"store {store_url}; taken at {info.snapshot_at.isoformat()}; credential "
         f"{result.credential} ({result.role or 'unknown role'})\n"
         f"crawl {result.duration_s:.1f} s, write {run.write_s:.1f} s; {result.calls} calls "
-        f"({result.min_calls} needed), retries {retries}; {len(result.errors)} failed calls"
+        f"({result.min_calls} needed), retries {retries}; {len(result.errors)} failed calls\n"
+        f"{describe_waits(result.stats)}"
     )
     return Group(table, Text(facts))
+
+
+def describe_waits(stats: CallStats) -> str:
+    """How long the crawl waited on the client's rate limit and before retries (429s apart),
+    so a slow crawl says whether the platform or the client held it back."""
+    on_429 = stats.retry_wait_s.get("429", 0.0)
+    other = stats.retry_wait_total_s - on_429
+    return (
+        f"waited {stats.throttle_wait_s:.1f} s on the rate limit, {on_429:.1f} s on 429 "
+        f"answers (Retry-After), {other:.1f} s before other retries"
+    )
 
 
 def store_failure(store_url: str, exc: BaseException) -> str:

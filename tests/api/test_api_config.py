@@ -13,7 +13,7 @@ ENV = {"PLATFORM_API_URL": "https://platform.test/api/go", "PLATFORM_API_KEY": "
 
 def test_defaults() -> None:
     config = ClientConfig(base_url="https://h", token=Secret("plat_x"))
-    assert (config.max_attempts, config.concurrency, config.rate_per_minute) == (5, 8, 600.0)
+    assert (config.max_attempts, config.concurrency, config.rate_per_minute) == (5, 8, None)
     assert config.timeout_s > 0 and config.deadline_s > config.timeout_s
     assert config.user_agent.startswith("platform-audit/")
     assert dict(config.endpoints) == {}

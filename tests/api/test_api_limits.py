@@ -84,9 +84,63 @@ async def test_client_slows_down_when_429s_arrive(make_client, fake_time) -> Non
     assert limiter.rate_per_minute >= 150.0  # halved at most once per second, then recovered
 
 
-def test_rate_limit_none_disables_it(make_client) -> None:
-    client = make_client(lambda request: httpx.Response(200, json={"data": []}))
-    assert client._runner.limiter is None
+async def test_without_a_ceiling_nothing_waits_until_the_platform_pushes_back(
+    fake_time,
+) -> None:
+    limiter = limiter_on(fake_time, None)
+    waits = []
+    for _ in range(500):  # 100 a second for five seconds
+        waits.append(await limiter.acquire())
+        fake_time.now += 0.01
+    assert waits == [0.0] * 500
+    assert limiter.rate_per_minute is None and not limiter.pacing
+
+
+async def test_a_429_paces_at_half_the_sending_rate_then_pacing_stops(fake_time) -> None:
+    limiter = limiter_on(fake_time, None)
+    for _ in range(500):  # 100 requests a second
+        await limiter.acquire()
+        fake_time.now += 0.01
+    limiter.throttled()
+    assert limiter.pacing
+    assert limiter.rate_per_minute == pytest.approx(50 * 60, rel=0.05)
+    before = fake_time.now
+    for _ in range(60):
+        await limiter.acquire()
+    assert fake_time.now - before > 0.5  # paced: 60 requests at about 50 a second
+    for _ in range(100):  # additive recovery, 5 a second per success
+        limiter.succeeded()
+    assert not limiter.pacing  # back where the platform objected: unpaced again
+    assert await limiter.acquire() == 0.0
+
+
+def test_clustered_server_errors_slow_the_client_down(fake_time) -> None:
+    limiter = limiter_on(fake_time, None)
+    for _ in range(4):
+        limiter.server_error()
+        limiter.succeeded()
+    assert not limiter.pacing  # scattered 5xx answers are retried, not a reason to pace
+    limiter.server_error()
+    assert limiter.pacing
+
+
+async def test_client_default_sends_unpaced_and_counts_429_waits(make_client, fake_time) -> None:
+    answers = iter([429, 200, *([200] * 30)])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if next(answers) == 429:
+            body = {"type": "rate_limited", "status": 429, "message": "slow down"}
+            return httpx.Response(429, json=body, headers={"Retry-After": "2"})
+        return httpx.Response(200, json={"data": []})
+
+    client = make_client(handler, max_attempts=3)  # rate_per_minute=None, as by default
+    await client.list_teams()
+    stats = client.stats()
+    assert stats.retry_wait_s["429"] >= 2.0  # the Retry-After was honoured and counted
+    for _ in range(30):
+        await client.list_teams()
+    assert stats.throttle_wait_s == 0.0
+    assert not client._runner.limiter.pacing  # recovered after the one 429
 
 
 async def test_concurrency_limit_holds(make_client) -> None:

@@ -35,7 +35,9 @@ class ClientConfig:
 
     `base_url` includes any path prefix (`https://host/api/go`). `token` is a `Secret`
     (a plain string is wrapped); it never shows in a repr. `endpoints` overrides paths of
-    the endpoint catalogue by name. `rate_per_minute=None` disables the client-side limit.
+    the endpoint catalogue by name. `rate_per_minute=None` (the default) sends as fast as
+    `concurrency` allows and paces only after a 429 or clustered 5xx answers; a number is a
+    ceiling that always paces (the MCP endpoint's 600 a minute, a shared platform).
 
     >>> config = ClientConfig(base_url="https://example.test/api/go", token=Secret("plat_x"))
     >>> config.max_attempts, config.token
@@ -50,7 +52,7 @@ class ClientConfig:
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 30.0
     concurrency: int = 8
-    rate_per_minute: float | None = 600.0
+    rate_per_minute: float | None = None
     endpoints: Mapping[str, str] = field(default_factory=dict, hash=False)
     user_agent: str = field(default_factory=_default_user_agent)
     retry_malformed: bool = False

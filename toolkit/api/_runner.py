@@ -67,11 +67,7 @@ class RequestRunner:
         self._sleep = sleep
         self._clock = clock
         self._semaphore = asyncio.Semaphore(config.concurrency)
-        self.limiter = (
-            None
-            if config.rate_per_minute is None
-            else RateLimiter(config.rate_per_minute, clock=clock, sleep=sleep)
-        )
+        self.limiter = RateLimiter(config.rate_per_minute, clock=clock, sleep=sleep)
         self._http = httpx.AsyncClient(
             transport=transport,
             timeout=config.timeout_s,
@@ -120,7 +116,7 @@ class RequestRunner:
                 f"the {self.config.deadline_s:g}s deadline (deadline_s)"
             )
             self._give_up(error)
-        self.stats.retry(cause)
+        self.stats.retry(cause, waited_s=delay)
         logger.debug(
             "retry %s after %s in %.3fs (attempt %d)", endpoint.name, cause, delay, attempt
         )
@@ -137,8 +133,7 @@ class RequestRunner:
         self, endpoint: Endpoint, params: Mapping[str, Any], attempt: int, deadline: float
     ) -> Reply:
         async with self._semaphore:
-            if self.limiter is not None:
-                self.stats.throttle_wait(await self.limiter.acquire())
+            self.stats.throttle_wait(await self.limiter.acquire())
             started = self._clock()
             timeout = min(self.config.timeout_s, max(deadline - started, 0.001))
             try:
@@ -151,11 +146,12 @@ class RequestRunner:
                 raise lost from (None if leaks else exc)
         self._record(endpoint, attempt, started, response.status_code, request_id_of(response))
         if response.is_success:
-            if self.limiter is not None:
-                self.limiter.succeeded()
+            self.limiter.succeeded()
             return decode_success(response, endpoint.name, scrub=self.config.token.scrub)
-        if response.status_code == 429 and self.limiter is not None:
+        if response.status_code == 429:
             self.limiter.throttled()
+        elif response.status_code >= 500:
+            self.limiter.server_error()
         error = decode_error(response, endpoint.name, scrub=self.config.token.scrub)
         error.retry_after = parse_retry_after(response.headers.get("retry-after"))
         raise error

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -27,18 +27,25 @@ class CallStats:
 
     `requests` counts attempts sent (retries included), `retries` counts them by cause
     (`"429"`, `"503"`, `"network:read"`, ...), `errors` counts the errors raised to
-    callers by type (`"not_found"`, `"network_error"`, ...).
+    callers by type (`"not_found"`, `"network_error"`, ...). `throttle_wait_s` is the time
+    requests waited on the client's rate limiter; `retry_wait_s` the time slept before
+    retries, by cause (a 429's `Retry-After` counts under `"429"`).
     """
 
     requests: int = 0
     retries: dict[str, int] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
     throttle_wait_s: float = 0.0
+    retry_wait_s: dict[str, float] = field(default_factory=dict)
     endpoints: dict[str, EndpointStats] = field(default_factory=dict)
 
     @property
     def retries_total(self) -> int:
         return sum(self.retries.values())
+
+    @property
+    def retry_wait_total_s(self) -> float:
+        return sum(self.retry_wait_s.values())
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,6 +66,7 @@ class StatsRecorder:
         self._lock = threading.Lock()
         self._requests = 0
         self._retries: Counter[str] = Counter()
+        self._retry_wait: defaultdict[str, float] = defaultdict(float)
         self._errors: Counter[str] = Counter()
         self._throttle_wait = 0.0
         self._latency: dict[str, list[float]] = {}
@@ -71,9 +79,10 @@ class StatsRecorder:
             if not ok:
                 self._failures[endpoint] += 1
 
-    def retry(self, cause: str) -> None:
+    def retry(self, cause: str, *, waited_s: float = 0.0) -> None:
         with self._lock:
             self._retries[cause] += 1
+            self._retry_wait[cause] += waited_s
 
     def error(self, error_type: str) -> None:
         with self._lock:
@@ -87,6 +96,7 @@ class StatsRecorder:
         with self._lock:
             self._requests = 0
             self._throttle_wait = 0.0
+            self._retry_wait.clear()
             for counter in (self._retries, self._errors, self._failures):
                 counter.clear()
             self._latency.clear()
@@ -101,6 +111,7 @@ class StatsRecorder:
                 retries=dict(self._retries),
                 errors=dict(self._errors),
                 throttle_wait_s=self._throttle_wait,
+                retry_wait_s=dict(self._retry_wait),
                 endpoints=endpoints,
             )
 

@@ -235,10 +235,13 @@ async def crawl_async(
         me = Job(_ME, Owner(), lambda p: crawler.on_me(p, fingerprints), priority=0)
         audits = [_audit_credential(n, c, fingerprints) for n, c in (audited or {}).items()]
         gathered = asyncio.gather(*audits)
+        ticker = asyncio.create_task(progress.ticking(client.stats))
         try:
             await crawler.run([me, *planner.roots()])
         finally:
+            ticker.cancel()
             audited_rows = await gathered
+            await asyncio.gather(ticker, return_exceptions=True)
     probed: Rows = {}
     if planner.options.verify_scope and audited:
         probed = await probe_scopes(crawler.rows, audited_rows, audited)
