@@ -61,7 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 START = datetime(2026, 1, 1, tzinfo=UTC)
 _KEY_VAR = "PLATFORM_AUDIT_BENCH_KEY"
 _SKIPPED = {"collection_errors"}  # a clean crawl has none; nothing to evolve
-BUILD = 3  # 3: variables.writes_credential (schema version 4), read from the files as written
+BUILD = 4  # 4: variables.value_kind (schema version 5); 3: variables.writes_credential (4)
 """The builder's version, kept with a cached store: a store an older builder made is built
 again (2: variables' update times move when a value rotates, and start before day 0)."""
 FULL_RUNS = 3

@@ -150,6 +150,10 @@ def test_planted_variables_alarm(audited: Audited) -> None:
         _variable("environment", ids["env_staging"], "PAYMENT_API_SECRET"),
     }
     assert shared <= audited.alarms("VAR007")
+    # a JSON Web Token under an innocent name, and the live payment key: found by their value
+    innocent = _variable("environment", ids["env_production"], "SEARCH_SETTINGS")
+    assert audited.alarms("VAR011") == shared | {innocent}
+    assert innocent not in audited.alarms("VAR004")  # no check of names finds it
     # staging's automation references production's database URL: both hold the credential
     crossing = {
         _variable("service", api, "REPORTING_DATABASE_URL"),

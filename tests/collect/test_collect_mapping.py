@@ -186,6 +186,35 @@ def test_an_unread_value_is_not_judged_for_credentials() -> None:
         assert rows["variables"][0]["writes_credential"] is None
 
 
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ("sk_" + f"live_{SECRET}", "payment_live_key"),  # an innocent name, a live key
+        (f"ghp_{SECRET}{SECRET[:14]}", "github_token"),
+        (f"${{{{service.{S}.HOST}}}}:443?key=AKIAQ3EGRVKL7ZN2MH5T", "cloud_access_key"),
+        ("pk_" + f"live_{SECRET}", "none"),  # publishable
+        (f"${{{{service.{S}.PAYMENT_KEY}}}}", "none"),  # a reference holds no secret itself
+        ("0123456789abcdef0123456789abcdef01234567", "none"),  # a commit SHA
+    ],
+)
+def test_a_secret_its_value_gives_away_is_stored_as_its_kind(value: str, kind: str) -> None:
+    payload = {"values_redacted": False, "variables": [{"name": "SETTINGS", "value": value}]}
+    rows = map_variables(payload, level="service", owner=Owner(T, P, E, S), fingerprints=KEY)
+    (row,) = rows["variables"]
+    assert row["value_kind"] == kind
+    assert SECRET not in json.dumps(rows, default=str)
+
+
+def test_an_unread_value_has_no_kind() -> None:
+    for payload in (
+        {"values_redacted": True, "variables": [{"name": "NOTES", "value": None}]},
+        {"values_redacted": True, "variables": [{"name": "NOTES", "value": "sk_" + "live_x"}]},
+        {"values_redacted": False, "variables": [{"name": "NOTES", "value": 42}]},
+    ):
+        rows = map_variables(payload, level="service", owner=Owner(T, P, E, S), fingerprints=KEY)
+        assert rows["variables"][0]["value_kind"] is None
+
+
 def test_redacted_variables_take_references_from_the_api() -> None:
     payload = {
         "values_redacted": True,

@@ -119,7 +119,7 @@ def test_commit_records_provenance_counts_and_hashes(
     )
     assert info.request_stats == {"calls": 7}
     assert info.row_counts["services"] == 3 and info.row_counts["webhooks"] == 0
-    assert info.toolkit_version and info.schema_version == SCHEMA_VERSION == 4
+    assert info.toolkit_version and info.schema_version == SCHEMA_VERSION == 5
     assert info.content_hash_version == CONTENT_HASH_VERSION == 2
     assert info.prev_hash is None and len(info.content_hash) == 64 and len(info.chain_hash) == 64
     second = write_snapshot(store, at=T0 + timedelta(hours=1))

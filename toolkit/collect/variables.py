@@ -3,10 +3,12 @@
 A value never leaves this module: a row keeps the name, level, owner ids, whether the value
 references other variables (and which: `variable_references`), whether the service
 protects it, whether it writes out a credential beside its references (a password in a
-connection string: `writes_credential`), the value's length and its HMAC-SHA256
-fingerprint under the local key. With a viewer key the API withholds values
-(`values_redacted`), so length, fingerprint and `writes_credential` are null; references
-then come from the API's `references` alone. Resolved values are never read.
+connection string: `writes_credential`), the kind of secret the value itself gives away (a
+JSON Web Token, a private key, a live payment key: `value_kind`,
+:mod:`toolkit.snapshot.secret_kinds`), the value's length and its HMAC-SHA256 fingerprint
+under the local key. With a viewer key the API withholds values (`values_redacted`), so
+length, fingerprint, `writes_credential` and `value_kind` are null; references then come
+from the API's `references` alone. Resolved values are never read.
 
 >>> from toolkit.snapshot.redaction import Fingerprinter
 >>> rows = map_variables(
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.collect.conform import Conformer, Owner
 from toolkit.snapshot.redaction import REFERENCE_MARK, writes_credential
+from toolkit.snapshot.secret_kinds import NO_KIND, secret_kind
 
 if TYPE_CHECKING:
     from toolkit.api import VariableList
@@ -104,6 +107,7 @@ def map_variables(
             "value_length": None if read is None else len(read),
             "fingerprint": None if read is None else fingerprints.of(read),
             "writes_credential": None if read is None else _writes(read),
+            "value_kind": None if read is None else _kind(read),
             "updates": item.get("updates"),
         }
         row = conformer.row("variables", values)
@@ -118,6 +122,12 @@ def _writes(value: str) -> bool:
     """Whether the value writes out a credential beside its references (a password in a
     connection string whose host is a reference): the references themselves are none."""
     return writes_credential(REFERENCE.sub(REFERENCE_MARK, value))
+
+
+def _kind(value: str) -> str:
+    """The kind of secret the value gives away (``jwt``, ``private_key``, ...), ``none`` if
+    it gives none away: the kind is stored, never the value."""
+    return secret_kind(REFERENCE.sub(REFERENCE_MARK, value)) or NO_KIND
 
 
 def _envelope(payload: VariableList | Mapping[str, Any]) -> tuple[bool, list[dict[str, Any]]]:

@@ -21,6 +21,8 @@ under stable names (`Planted.ids`, exposed as `Simulator.planted`), and the serv
   `DATABASE_URL` in production
 - `service_html`: a service named with HTML and quotes; `volume_unattached` in development
 - environment variable `PAYMENT_API_SECRET`: the same value in production and staging
+- production's environment variable `SEARCH_SETTINGS`: a JSON Web Token under a name no
+  check calls a secret's
 - webhooks: `webhook_http`, `webhook_userinfo`, `webhook_token`, `webhook_private`,
   `webhook_loopback`, `webhook_html`
 - keys: `key_<name>` for admin (never expires), editor, viewer, limited, revoked, expired,
@@ -29,6 +31,7 @@ under stable names (`Planted.ids`, exposed as `Simulator.planted`), and the serv
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import random
 from dataclasses import dataclass, field
@@ -48,6 +51,7 @@ WRITTEN_CREDENTIAL = "QUEUE_URL"
 UNRESOLVED_REF = "BROKEN_REF"
 DELETED_REF = "LEGACY_DB_URL"
 CROSSING_REF = "REPORTING_DATABASE_URL"
+VALUE_SECRET = "SEARCH_SETTINGS"  # noqa: S105 - a variable name: an innocent one for a JSON Web Token (VAR011)
 
 
 @dataclass
@@ -179,6 +183,19 @@ def _planted_variables(
     world.set_variable("service", api.id, Variable(DELETED_REF, gone, [now]))
     crossing = f"${{{{service.{db.id}.DATABASE_URL}}}}"  # staging holds production's (VAR007)
     world.set_variable("service", api.id, Variable(CROSSING_REF, crossing, [now]))
+    # a secret only its value gives away (VAR011): an environment's, so no rotation touches it
+    token = _jwt(new_canary(random.Random(f"{prod.id}:value-kind"), world.canaries))
+    world.set_variable("environment", prod.id, Variable(VALUE_SECRET, token, [now]))
+
+
+def _jwt(signature: str) -> str:
+    """A JSON Web Token whose signature is ``signature`` (a canary: base64url characters)."""
+
+    def segment(data: str) -> str:
+        return base64.urlsafe_b64encode(data.encode()).decode().rstrip("=")
+
+    header, claims = '{"alg":"HS256","typ":"JWT"}', '{"sub":"search-indexer","role":"service"}'
+    return f"{segment(header)}.{segment(claims)}.{signature}"
 
 
 def _unattached_volume(

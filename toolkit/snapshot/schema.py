@@ -37,7 +37,8 @@ __all__ = [
 # 2: snapshots.content_hash_version (content hash v2).
 # 3: webhooks.url_address and url_address_kind (hosts classified at collection).
 # 4: variables.writes_credential (credentials written into a value, judged at collection).
-SCHEMA_VERSION = 4
+# 5: variables.value_kind (secrets their value gives away, recognised at collection).
+SCHEMA_VERSION = 5
 
 SNAPSHOT_ID = "snapshot_id"
 SNAPSHOT_AT = "snapshot_at"

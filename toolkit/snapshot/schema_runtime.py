@@ -137,6 +137,14 @@ VARIABLES = declare(
             "password, Bearer or Basic, a password=... pair or --password flag); null when "
             "the value was not read, or was collected before schema version 4",
         ),
+        col(
+            "value_kind",
+            STR,
+            "the kind of secret the value itself gives away (jwt, private_key, "
+            "payment_live_key, cloud_access_key, chat_token, github_token, gitlab_token: "
+            "toolkit.snapshot.secret_kinds), 'none' when it is none of them; null when the "
+            "value was not read, or was collected before schema version 5",
+        ),
     ],
     keys=("level", "team_id", "project_id", "environment_id", "service_id", "name"),
 )

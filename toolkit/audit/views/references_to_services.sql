@@ -8,21 +8,15 @@
 -- a reference to a service absent from a complete listing: deleted. VAR006 reads it.
 create or replace view references_to_services as
 with checked as (
-    -- only snapshots whose collecting credential sees everything can tell deleted from hidden:
-    -- an API key whose access is 'all', or an access token; a key whose access is limited,
-    -- or unknown (an `api_key.access` problem), may be hidden from any service. Without a
-    -- credentials row (older stores) the collector is taken to see everything.
-    -- A reference the platform resolves has its service, listed or not
-    -- (a failed listing leaves services out: absent is not deleted there)
-    select r.*, not coalesce(k.inventory_complete, true) as unlisted,
+    -- only snapshots whose collecting credential sees everything can tell deleted from hidden
+    -- (views/absence_known.sql); a reference the platform resolves has its service, listed
+    -- or not (a failed listing leaves services out: absent is not deleted there)
+    select r.*, not a.inventory_complete as unlisted,
         coalesce(r.resolved, false) or exists (select 1 from services s
             where s.snapshot_id = r.snapshot_id and s.id = r.source_id) as source_found
     from variable_references r
-    join snapshots sn on sn.snapshot_id = r.snapshot_id
-    left join credentials c on c.snapshot_id = r.snapshot_id and c.name = sn.credential_name
-    left join collection_coverage k on k.snapshot_id = r.snapshot_id
-    where r.source_type = 'service' and r.source_id is not null
-      and (c.name is null or c.is_api_key = false or c.access = 'all')
+    join absence_known a on a.snapshot_id = r.snapshot_id
+    where r.source_type = 'service' and r.source_id is not null and a.sees_all
 ),
 failing as (  -- the few variables referencing a service absent from a complete listing
     select distinct snapshot_id, level, variable_name, team_id, project_id, environment_id,
