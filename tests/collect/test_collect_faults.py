@@ -106,6 +106,23 @@ def test_drift_keeps_unknown_fields_and_values(fresh: World) -> None:
     assert {r["protocol"] for r in rows["service_ports"]} == {UNKNOWN_ENUM_VALUE}
 
 
+def test_drift_never_merges_two_replica_events(fresh: World) -> None:
+    # This world has a service whose OOM kill and crash loop start together: under drift
+    # both events get one unknown type, and they must still be two rows.
+    sim, server = fresh
+    clean = crawl_world(server, sim.keys["admin"]).rows["replica_events"]
+    sim.set_faults("drift")
+    drifted = crawl_world(server, sim.keys["admin"]).rows["replica_events"]
+
+    def events(rows: list[dict[str, object]]) -> list[tuple[object, ...]]:
+        return sorted((r["source"], r["replica_name"], r["reason"], r["count"]) for r in rows)
+
+    assert {r["type"] for r in drifted} == {UNKNOWN_ENUM_VALUE}
+    starts = [(r["service_id"], r["source"], r["replica_name"], r["first_seen"]) for r in clean]
+    assert len(set(starts)) < len(starts)  # two events of one replica start together
+    assert events(drifted) == events(clean)
+
+
 def test_a_mapping_bug_is_recorded_not_raised(
     fresh: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

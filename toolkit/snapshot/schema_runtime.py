@@ -84,7 +84,9 @@ REPLICA_EVENTS = declare(
         col("last_seen", TS),
         col("timestamp", TS),
     ],
-    keys=("service_id", "source", "deployment_id", "replica_name", "type", "first_seen"),
+    # `reason` too: under drift two events of one replica can share an unknown `type` and a
+    # start (an OOM kill and the crash loop it began), and are still two events.
+    keys=("service_id", "source", "deployment_id", "replica_name", "type", "reason", "first_seen"),
 )
 
 REPLICA_HEALTH = declare(
