@@ -234,8 +234,12 @@ COLLECTION_ERRORS = declare(
         col("attempts", INT),
         text("message"),
         col("not_visible", BOOL, "404: outside the credential's limits, not a failure"),
-        col("table_name", STR, "schema drift: the table whose column did not fit"),
-        col("column_name", STR, "schema drift: the column that did not fit"),
+        col("table_name", STR, "schema_drift, duplicate_id: the table of the record"),
+        col(
+            "column_name",
+            STR,
+            "schema_drift: the column that did not fit; duplicate_id: the key's columns",
+        ),
         col("occurred_at", TS),
     ],
     keys=(
