@@ -106,6 +106,52 @@ def test_drift_keeps_unknown_fields_and_values(fresh: World) -> None:
     assert {r["protocol"] for r in rows["service_ports"]} == {UNKNOWN_ENUM_VALUE}
 
 
+def test_drift_never_merges_two_replica_events(fresh: World) -> None:
+    # This world has a service whose OOM kill and crash loop start together: under drift
+    # both events get one unknown type, and they must still be two rows.
+    sim, server = fresh
+    clean = crawl_world(server, sim.keys["admin"]).rows["replica_events"]
+    sim.set_faults("drift")
+    drifted = crawl_world(server, sim.keys["admin"]).rows["replica_events"]
+
+    def events(rows: list[dict[str, object]]) -> list[tuple[object, ...]]:
+        return sorted((r["source"], r["replica_name"], r["reason"], r["count"]) for r in rows)
+
+    assert {r["type"] for r in drifted} == {UNKNOWN_ENUM_VALUE}
+    starts = [(r["service_id"], r["source"], r["replica_name"], r["first_seen"]) for r in clean]
+    assert len(set(starts)) < len(starts)  # two events of one replica start together
+    assert events(drifted) == events(clean)
+
+
+def test_a_list_repeating_its_records_is_kept_once_and_partial(fresh: World) -> None:
+    sim, server = fresh
+    clean = crawl_world(server, sim.keys["admin"])
+    sim.set_faults(FaultProfile(rate_duplicate=1.0, paths=("/services/list",)))
+    crawled = crawl_world(server, sim.keys["admin"])
+    assert crawled.output.result.status == "partial"
+    services = crawled.rows["services"]
+    assert len(services) == len({r["id"] for r in services}) == len(sim.world.services)
+    for table, rows in clean.rows.items():
+        if table != "collection_errors":
+            assert len(crawled.rows[table]) == len(rows), table
+    errors = [e for e in crawled.rows["collection_errors"] if e["table_name"] == "services"]
+    assert sorted(e["service_id"] for e in errors) == sorted(sim.world.services)
+    for error in errors:
+        assert error["error_type"] == "duplicate_id" and error["endpoint"] == "services.list"
+        assert error["message"] == (
+            f"services: 2 rows share the key id={error['service_id']}; kept the first "
+            "received, dropped 1 (they differ in extra)"
+        )
+    assert len(crawled.output.result.errors) == len(crawled.rows["collection_errors"])
+
+
+@pytest.mark.parametrize("crawl_of", ["admin_crawl", "viewer_crawl", "limited_crawl"])
+def test_a_normal_crawl_has_no_repeated_key(crawl_of: str, request: pytest.FixtureRequest) -> None:
+    crawled: Crawled = request.getfixturevalue(crawl_of)
+    assert crawled.output.result.status == "complete"
+    assert not [e for e in crawled.rows["collection_errors"] if e["error_type"] == "duplicate_id"]
+
+
 def test_a_mapping_bug_is_recorded_not_raised(
     fresh: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -63,7 +63,8 @@ def test_converted_tables_settle_exactly_like_dicts(
         for name, found in rows.items():
             for start in range(0, len(found), 3):
                 buffer.extend(name, found[start : start + 3])
-    dicts, arrow = finish_tables(as_dicts), finish_tables(as_arrow)
+    (dicts, dict_dups), (arrow, arrow_dups) = finish_tables(as_dicts), finish_tables(as_arrow)
+    assert dict_dups == arrow_dups == []
     assert isinstance(arrow["deployments"], pa.Table) and isinstance(dicts["deployments"], list)
     for name, expected in dicts.items():
         settled = pa.Table.from_pylist(expected, schema=data_schema(name)).to_pylist()

@@ -142,6 +142,27 @@ def test_partial_snapshot_is_committed_and_its_errors_are_queryable(faulty: Plat
     assert listed.exit_code == 0 and "partial" in listed.output
 
 
+def test_a_server_repeating_ids_gives_a_partial_snapshot_with_one_row_per_id(
+    faulty: Platform,
+) -> None:
+    faulty.sim.set_faults(FaultProfile(rate_duplicate=1.0, paths=("/services/list",)))
+    result = faulty.snapshot()
+    assert result.exit_code == ExitCode.PARTIAL, result.output
+    assert "(partial)" in flat(result.output)
+    rows = faulty.sql("select id, count(*) as n from services group by id")
+    assert sorted(r["id"] for r in rows) == sorted(faulty.sim.world.services)
+    assert {r["n"] for r in rows} == {1}
+    errors = faulty.sql(
+        "select endpoint, service_id, column_name, message from collection_errors "
+        "where error_type = 'duplicate_id' and table_name = 'services'"
+    )
+    assert sorted(e["service_id"] for e in errors) == sorted(faulty.sim.world.services)
+    for error in errors:
+        assert error["endpoint"] == "services.list" and error["column_name"] == "id"
+        assert f"2 rows share the key id={error['service_id']}" in error["message"]
+        assert "kept the first received, dropped 1" in error["message"]
+
+
 def test_failing_first_calls_are_retried_into_a_complete_snapshot(faulty: Platform) -> None:
     faulty.sim.set_faults(FaultProfile(fail_first=1, paths=("/teams/list",)))
     result = faulty.snapshot()

@@ -20,7 +20,9 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from toolkit.sim.fault_responses import duplicated
 from toolkit.sim.faults import (
+    COPY_FIELD,
     PROFILES,
     UNKNOWN_ENUM_VALUE,
     UNKNOWN_FIELD,
@@ -250,6 +252,24 @@ def test_drift_adds_unknown_fields_and_enum_values_but_keeps_ids(
         }
         assert item["events"][0]["type"] == UNKNOWN_ENUM_VALUE
         assert UNKNOWN_FIELD in item["config"] and UNKNOWN_FIELD in item["events"][0]
+
+
+def test_duplicate_lists_every_record_twice_under_its_id(
+    harness: Harness, client: httpx.Client
+) -> None:
+    harness.use(rate_duplicate=1.0)
+    items = client.get("/items").json()["data"]
+    assert [item["id"] for item in items] == [ITEM["id"], ITEM["id"], "second", "second"]
+    assert items[0] == ITEM and items[1] == {**ITEM, COPY_FIELD: 2}
+    assert client.get("/other").json() == {"data": {"ok": True}}  # no list: unchanged
+
+
+def test_duplicate_repeats_the_lists_inside_an_object_answer() -> None:
+    body = {"data": {"values_redacted": False, "variables": [{"name": "A"}], "count": 1}}
+    data = json.loads(duplicated(json.dumps(body).encode()))["data"]
+    assert data["variables"] == [{"name": "A"}, {"name": "A", COPY_FIELD: 2}]
+    assert data["values_redacted"] is False and data["count"] == 1
+    assert duplicated(b"not json") == b"not json"
 
 
 def test_openapi_document_and_other_paths_are_never_faulted(

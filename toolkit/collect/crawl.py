@@ -143,7 +143,7 @@ class _Crawler:
                 for row in found:
                     self._record(row)
             else:
-                self.rows.extend(table, found)
+                self.rows.extend(table, found, source=job.call.endpoint)
         self.submit(children, depth + 1)
 
     def _failed(self, job: Job, error: RequestError | InvalidRequest) -> None:
@@ -250,8 +250,10 @@ async def crawl_async(
             crawler.rows.extend(table, found)
     after = client.stats()
     extra_calls = sum(c.stats().requests for c in (audited or {}).values())
+    tables, duplicates = finish_tables(crawler.rows)
+    errors = tables["collection_errors"]
     result = CrawlResult(
-        status="partial" if crawler.failed else "complete",
+        status="partial" if crawler.failed or duplicates else "complete",
         credential=credential,
         role=crawler.role,
         started_at=started,
@@ -260,7 +262,7 @@ async def crawl_async(
         calls=after.requests - before.requests + extra_calls,
         planned=(*crawler.planned, *(_ME for _ in audited_rows)),
         critical_path=crawler.depth,
-        errors=tuple(crawler.rows.get("collection_errors", ())),
+        errors=tuple(errors if isinstance(errors, list) else errors.to_pylist()),
         stats=after,
         retries=after.retries_total - before.retries_total,
         extra={"fingerprint_key": fingerprints.key_id},  # which key its fingerprints are under
@@ -273,7 +275,7 @@ async def crawl_async(
         len(result.errors),
         result.duration_s,
     )
-    return CrawlOutput(finish_tables(crawler.rows), result)
+    return CrawlOutput(tables, result)
 
 
 def crawl(

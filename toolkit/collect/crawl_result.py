@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.collect.conform import merge_rows
+from toolkit.collect.duplicate_keys import drop_duplicates
 from toolkit.collect.row_buffer import merge_table
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES
 
@@ -24,8 +25,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CrawlOutput", "CrawlResult", "finish_tables"]
 
-# Tables whose records reach a crawl more than once (see `merge_rows`).
+# Tables whose records reach a crawl more than once (see `merge_rows`); in any other, a
+# repeated key is an error (see `drop_duplicates`).
 _MERGED = ("deployments", "replica_events", "replicas")
+_ERRORS = "collection_errors"
 _FLAGS = ("is_current", "is_last", "is_last_successful")
 
 
@@ -34,9 +37,10 @@ class CrawlResult:
     """How a crawl went.
 
     `status` is `partial` when any call failed for a reason other than "not visible to
-    this credential" (404), or a field drifted. `calls` counts the requests sent (retries
-    included); `planned` lists the distinct calls, so `min_calls` is what the hierarchy
-    needed. `critical_path` is the longest chain of calls that had to wait for each other.
+    this credential" (404), a field drifted, or a record's key came twice (`duplicate_id`).
+    `calls` counts the requests sent (retries included); `planned` lists the distinct
+    calls, so `min_calls` is what the hierarchy needed. `critical_path` is the longest
+    chain of calls that had to wait for each other.
     """
 
     status: Literal["complete", "partial"]
@@ -111,18 +115,28 @@ class CrawlOutput:
         )
 
 
-def finish_tables(collected: RowBuffer) -> dict[str, TableData]:
-    """Every snapshot table, with records seen twice merged and unknown flags settled."""
+def finish_tables(collected: RowBuffer) -> tuple[dict[str, TableData], list[Row]]:
+    """Every snapshot table, with records seen twice merged or dropped, and unknown flags
+    settled; and the `duplicate_id` errors of the records dropped (`drop_duplicates`), which
+    are also added to `collection_errors` and make the snapshot partial."""
     tables: dict[str, TableData] = {}
+    duplicates: list[Row] = []
     for name in SNAPSHOT_TABLES:
+        if name == _ERRORS:
+            continue  # last: it receives the duplicates found in every other table
         data = collected.pop_table(name) if name in collected else []
         if name in _MERGED:
             data = merge_rows(name, data) if isinstance(data, list) else merge_table(name, data)
+        else:
+            data, found = drop_duplicates(name, data, collected.sources(name))
+            duplicates.extend(found)
         tables[name] = data
+    collected.extend(_ERRORS, duplicates)
+    tables[_ERRORS] = collected.pop_table(_ERRORS)
     services = tables["services"]
     ids = {row["id"] for row in services} if isinstance(services, list) else services["id"]
     tables["deployments"] = _settle_flags(tables["deployments"], ids)
-    return tables
+    return {name: tables[name] for name in SNAPSHOT_TABLES}, duplicates
 
 
 def _settle_flags(deployments: TableData, services: set[str] | pa.ChunkedArray) -> TableData:

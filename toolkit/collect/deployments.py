@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolkit.collect.conform import Conformer, Owner, extra_json, unknown_fields
+from toolkit.collect.duplicate_keys import drop_duplicates
 from toolkit.collect.replica_events import event_rows
 
 if TYPE_CHECKING:
@@ -96,16 +97,21 @@ def map_deployment_page(
     """One page of `/deployments/list` -> `deployments` and `replica_events` rows.
 
     `first_rank` is the history rank of the page's first item (0 on the first page);
-    `current_id` is the id of the page's `current_deployment`.
+    `current_id` is the id of the page's `current_deployment`. A page lists a deployment
+    once: a repeated id keeps its first record and is a `duplicate_id` error.
     """
     conformer = Conformer(ENDPOINT, owner)
     out: Rows = {"deployments": [], "replica_events": []}
-    for rank, record in enumerate(deployments, start=first_rank):
+    for record in deployments:
         flags: dict[str, bool | None] = {}
         if current_id is not None:
             flags["is_current"] = record.get("id") == current_id
-        rows = deployment_rows(conformer, record, owner, history_rank=rank, flags=flags)
+        rows = deployment_rows(conformer, record, owner, flags=flags)
         for table, found in rows.items():
             out[table].extend(found)
-    out["collection_errors"] = conformer.drift_rows()
+    kept, repeated = drop_duplicates("deployments", out["deployments"], (ENDPOINT,))
+    out["deployments"] = kept
+    for rank, row in enumerate(kept, start=first_rank):
+        row["history_rank"] = rank
+    out["collection_errors"] = [*conformer.drift_rows(), *repeated]
     return out

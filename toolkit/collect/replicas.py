@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolkit.collect.conform import Conformer, Owner, extra_json, unknown_fields
+from toolkit.collect.duplicate_keys import drop_duplicates
 from toolkit.collect.replica_events import event_rows
 
 if TYPE_CHECKING:
@@ -43,8 +44,7 @@ def map_replica_list(payload: Sequence[dict[str, Any]], *, owner: Owner) -> Rows
         ids = {k: asked[k] or item.get(k) for k in _IDS}
         pod_owner = Owner(**{k: v if isinstance(v, str) else None for k, v in ids.items()})
         _pod(conformer, item, pod_owner, out, known=(*_POD, *_IDS, "events"))
-    out["collection_errors"] = conformer.drift_rows()
-    return out
+    return _settle(conformer, out)
 
 
 def map_replica_health(payload: dict[str, Any], *, owner: Owner) -> Rows:
@@ -65,7 +65,15 @@ def map_replica_health(payload: dict[str, Any], *, owner: Owner) -> Rows:
     }
     for pod in pods:
         _pod(conformer, pod, owner, out, known=(*_POD, "events"))
-    out["collection_errors"] = conformer.drift_rows()
+    return _settle(conformer, out)
+
+
+def _settle(conformer: Conformer, out: Rows) -> Rows:
+    """`out` with each replica once and the answer's errors: an answer lists a replica once
+    (the crawl merges the same replica from `/replicas/list` and `/replicas/health`), so a
+    repeated one keeps its first record and is a `duplicate_id` error."""
+    out["replicas"], repeated = drop_duplicates("replicas", out["replicas"], (conformer.endpoint,))
+    out["collection_errors"] = [*conformer.drift_rows(), *repeated]
     return out
 
 

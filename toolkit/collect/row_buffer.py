@@ -13,8 +13,10 @@ lower than letting 50,000 rows wait first, but a 1,000-service crawl, which is C
 would then spend 0.4 s of its 7 s converting.
 
 `crawl_result.finish_tables` settles the rows for the snapshot writer: records that reached
-the crawl twice are merged on the table's key, and each table comes back as a list of dicts
-or, when it was converted, as an Arrow table (the writer takes both).
+the crawl twice are merged on the table's key, or dropped and reported where no record should
+come twice (`duplicate_keys`), and each table comes back as a list of dicts or, when it was
+converted, as an Arrow table (the writer takes both). `sources` names the endpoints whose
+answers filled a table, for those reports.
 
 >>> buffer = RowBuffer(budget=1, min_converted=1, small=0)
 >>> buffer.extend("teams", [{"id": "t1", "name": "core"}, {"id": "t2", "name": "web"}])
@@ -80,9 +82,13 @@ class RowBuffer(Mapping[str, list["Row"]]):
         self._waiting: dict[str, list[Row]] = {}
         self._converted: dict[str, list[pa.Table]] = {}
         self._kept: dict[str, list[Row]] = {}  # rows Arrow refused; the writer will say why
+        self._sources: dict[str, dict[str, None]] = {}
         self._count = 0
 
-    def extend(self, table: str, rows: Iterable[Row]) -> None:
+    def extend(self, table: str, rows: Iterable[Row], *, source: str | None = None) -> None:
+        """Add `rows` to `table`; `source` is the endpoint that answered them, when known."""
+        if source is not None:
+            self._sources.setdefault(table, {})[source] = None
         waiting = self._waiting.setdefault(table, [])
         before = len(waiting)
         waiting.extend(rows)
@@ -93,6 +99,10 @@ class RowBuffer(Mapping[str, list["Row"]]):
 
     def append(self, table: str, row: Row) -> None:
         self.extend(table, (row,))
+
+    def sources(self, table: str) -> tuple[str, ...]:
+        """The endpoints whose rows `table` received, in order of first arrival."""
+        return tuple(self._sources.get(table, ()))
 
     def table(self, table: str) -> TableData:
         """All rows of `table`: an Arrow table when any were converted, else the dicts."""

@@ -4,7 +4,8 @@ Errors are the error object of spec part 7 (`type`, `status`, `message`, `reques
 with `X-Request-Id` and, for 429 and 503, `Retry-After`. Broken successes are cut in half
 or replaced by one of a few non-JSON bodies. Drift keeps a success valid JSON but adds an
 unknown field to every object under `data` and replaces every enumerated value with one
-no client has seen, leaving ids alone.
+no client has seen, leaving ids alone. Duplication lists every record of a list twice, the
+copy under the same id with different content (`COPY_FIELD`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ if TYPE_CHECKING:
     from starlette.types import Message, Send
 
 __all__ = [
+    "COPY_FIELD",
     "ENUM_FIELDS",
     "UNKNOWN_ENUM_VALUE",
     "UNKNOWN_FIELD",
     "drifted",
+    "duplicated",
     "ensure_request_id",
     "malformed",
     "send_error",
@@ -36,6 +39,7 @@ __all__ = [
 
 UNKNOWN_FIELD = "x_sim_unknown"
 UNKNOWN_ENUM_VALUE = "future-state"
+COPY_FIELD = "x_sim_copy"
 # Fields whose values are enumerations (spec part 2 and api-facts); drift replaces them.
 ENUM_FIELDS = frozenset(
     {"status", "health", "type", "mount_status", "builder", "source_type", "protocol", "role"}
@@ -91,6 +95,33 @@ def _drift(value: Any) -> Any:
     }
     changed[UNKNOWN_FIELD] = {"since": "2099-01-01", "flags": ["beta"], "weight": 1.5}
     return changed
+
+
+def duplicated(body: bytes) -> bytes:
+    """The `{data}` envelope with every record listed twice: `data` itself when it is a list,
+    else each list of objects among its members (`variables`, `deployments`). Each copy
+    follows its original, same id, with `COPY_FIELD` added; anything else unchanged."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return body
+    if not isinstance(document, dict) or "data" not in document:
+        return body
+    data = document["data"]
+    if isinstance(data, list):
+        document["data"] = _twice(data)
+    elif isinstance(data, dict):
+        document["data"] = {k: _twice(v) if isinstance(v, list) else v for k, v in data.items()}
+    return json.dumps(document).encode()
+
+
+def _twice(items: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        out.append(item)
+        if isinstance(item, dict):
+            out.append({**item, COPY_FIELD: 2})
+    return out
 
 
 async def send_error(send: Send, status: int, retry_after_s: float, as_date: bool) -> None:

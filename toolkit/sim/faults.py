@@ -1,8 +1,9 @@
 """Fault injection for the simulator: a pure ASGI middleware driven by a `FaultProfile`.
 
 Per request it may add latency, answer 429 with `Retry-After` or 502/503/504, drop the
-connection half-way through a body, cut or break the JSON of a success, or make the JSON
-drift (unknown fields, unknown enum values): what a real platform does on a bad day.
+connection half-way through a body, cut or break the JSON of a success, make the JSON
+drift (unknown fields, unknown enum values), or list every record twice under its id:
+what a real platform does on a bad day.
 
     sim.set_faults("flaky")                           # a named profile, see PROFILES
     sim.set_faults(FaultProfile(rate_5xx=0.2, seed=3))
@@ -34,9 +35,11 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 from toolkit.sim.fault_responses import (
+    COPY_FIELD,
     UNKNOWN_ENUM_VALUE,
     UNKNOWN_FIELD,
     drifted,
+    duplicated,
     ensure_request_id,
     malformed,
     send_error,
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = [
+    "COPY_FIELD",
     "PROFILES",
     "UNKNOWN_ENUM_VALUE",
     "UNKNOWN_FIELD",
@@ -59,7 +63,7 @@ __all__ = [
     "resolve_profile",
 ]
 
-_FAULTS = ("429", "5xx", "drop", "truncate", "malformed", "unknown_fields")
+_FAULTS = ("429", "5xx", "drop", "truncate", "malformed", "unknown_fields", "duplicate")
 _RATES = tuple(f"rate_{fault}" for fault in _FAULTS)
 _COUNTS = (
     "latency_ms",
@@ -86,7 +90,7 @@ _DROP_FILTER = _DeliberateDropFilter()
 class FaultProfile:
     """What goes wrong, how often. All rates are probabilities per request (0..1).
 
-    The six rates are exclusive (one roll picks at most one fault per request), so they
+    The seven rates are exclusive (one roll picks at most one fault per request), so they
     must add up to at most 1. `rate_limit_per_minute=0` means no limit; `paths=None` means
     every path, else the path suffixes that may be faulted, e.g. `("/services/list",)`.
 
@@ -104,6 +108,7 @@ class FaultProfile:
     rate_truncate: float = 0.0
     rate_malformed: float = 0.0
     rate_unknown_fields: float = 0.0
+    rate_duplicate: float = 0.0
     rate_limit_per_minute: int = 0
     seed: int = 0
     fail_first: int = 0
@@ -219,7 +224,7 @@ class _State:
 
 @dataclasses.dataclass(frozen=True)
 class _Decision:
-    fault: str  # pass, status, drop, truncate, malformed, drift
+    fault: str  # pass, status, drop, truncate, malformed, drift, duplicate
     status: int = 200
     delay_s: float = 0.0
     retry_after_s: float = 0.0
@@ -298,6 +303,9 @@ class FaultMiddleware:
             roll -= rate
         if roll < profile.rate_unknown_fields:
             return _Decision("drift", delay_s=delay_s)
+        roll -= profile.rate_unknown_fields
+        if roll < profile.rate_duplicate:
+            return _Decision("duplicate", delay_s=delay_s)
         return _Decision("pass", delay_s=delay_s)
 
     def _admit(self, state: _State, scope: Scope) -> float:
@@ -335,7 +343,7 @@ class FaultMiddleware:
             return  # the response is left incomplete on purpose: the server closes it
         is_json = any(k.lower() == b"content-type" and b"json" in v for k, v in headers)
         if 200 <= start["status"] < 300 and is_json:
-            damage = {"truncate": truncated, "drift": drifted}.get(d.fault)
+            damage = {"truncate": truncated, "drift": drifted, "duplicate": duplicated}.get(d.fault)
             body = damage(body) if damage else malformed(d.pick)
         await send({**start, "headers": set_length(headers, len(body))})
         await send({"type": "http.response.body", "body": body})

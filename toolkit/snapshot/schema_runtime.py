@@ -84,7 +84,9 @@ REPLICA_EVENTS = declare(
         col("last_seen", TS),
         col("timestamp", TS),
     ],
-    keys=("service_id", "source", "deployment_id", "replica_name", "type", "first_seen"),
+    # `reason` too: under drift two events of one replica can share an unknown `type` and a
+    # start (an OOM kill and the crash loop it began), and are still two events.
+    keys=("service_id", "source", "deployment_id", "replica_name", "type", "reason", "first_seen"),
 )
 
 REPLICA_HEALTH = declare(
@@ -240,8 +242,12 @@ COLLECTION_ERRORS = declare(
         col("attempts", INT),
         text("message"),
         col("not_visible", BOOL, "404: outside the credential's limits, not a failure"),
-        col("table_name", STR, "schema drift: the table whose column did not fit"),
-        col("column_name", STR, "schema drift: the column that did not fit"),
+        col("table_name", STR, "schema_drift, duplicate_id: the table of the record"),
+        col(
+            "column_name",
+            STR,
+            "schema_drift: the column that did not fit; duplicate_id: the key's columns",
+        ),
         col("occurred_at", TS),
     ],
     keys=(
