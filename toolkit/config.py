@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolkit.api import ClientConfig, Secret
+from toolkit.api import ClientConfig, Secret, endpoint_overrides
 from toolkit.api import ConfigError as ApiConfigError
 from toolkit.config_audit import AUDIT_KEYS, FAIL_ON, audit_from_file, default_status_cache
 from toolkit.config_collect import COLLECT_KEYS, collect_from_file
@@ -73,7 +73,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "notify": NOTIFY_KEYS,
     "collect": COLLECT_KEYS,
 }
-_TABLES_OF_TABLES = {"credentials", "endpoints", "checks"}
+_TABLES_OF_TABLES = {"credentials", "endpoints", "checks", "fields"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +111,10 @@ class Settings:
     timeout_s: float = 30.0
     deadline_s: float = 120.0
     endpoints: Mapping[str, str] = field(default_factory=dict)
+    """Path overrides by catalogue name ([endpoints] "replicas.list" = "/instances/list")."""
+    fields: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Field renames per kind of record ([fields.services] server_field = "spec_field"),
+    applied with the built-in product words by :class:`toolkit.collect.aliases.FieldAliases`."""
     store_url: str = "data/store"
     hmac_key_file: Path = field(
         default_factory=lambda: Path("~/.config/platform-audit/hmac.key").expanduser()
@@ -297,6 +301,7 @@ def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
     if "hmac_key_file" in store:
         values["hmac_key_file"] = base / Path(store["hmac_key_file"]).expanduser()
     values["endpoints"] = _endpoints(raw.get("endpoints", {}), where)
+    values["fields"] = _fields(raw.get("fields", {}), where)
     credentials = _credentials(raw.get("credentials", {}), where)
     if credentials:
         values["credentials"] = credentials
@@ -352,10 +357,32 @@ def _credentials(table: Mapping[str, Any], where: str) -> dict[str, Credential]:
 
 
 def _endpoints(table: Mapping[str, Any], where: str) -> dict[str, str]:
-    for name, path in table.items():
+    """[endpoints] by catalogue name: `"teams.list"`, `teams.list`, `teams_list` and
+    `list_teams` all name the same endpoint (see `toolkit.api.endpoint_overrides`)."""
+    try:
+        named = endpoint_overrides(table)
+    except ApiConfigError as exc:
+        raise ConfigError(f"{where}: [endpoints] {exc}") from None
+    for name, path in named.items():
         if not isinstance(path, str) or not path.startswith("/"):
-            raise ConfigError(f'{where}: [endpoints] {name} must be a path such as "/teams/list"')
-    return dict(table)
+            raise ConfigError(
+                f'{where}: [endpoints] "{name}" must be a path such as "/teams/list" (the base '
+                "URL carries the host and any prefix)"
+            )
+    return {name: str(path) for name, path in named.items()}
+
+
+def _fields(table: Mapping[str, Any], where: str) -> dict[str, dict[str, str]]:
+    """[fields.KIND] renames, checked by the aliases they configure (imported only when
+    there are any: reading settings does not import the crawl and pyarrow)."""
+    if not table:
+        return {}
+    from toolkit.collect.aliases import FieldAliases
+
+    try:
+        return FieldAliases(table).renames
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _refuse_unknown(table: Mapping[str, Any], known: set[str], where: str) -> None:
