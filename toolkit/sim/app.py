@@ -40,7 +40,10 @@ _log = logging.getLogger(__name__)
 
 def build_app(sim: Simulator, prefix: str = "") -> ASGIApp:
     """The served app: the fault middleware in front of the simulator's routes."""
-    return FaultMiddleware(SimulatorApp(sim, prefix), get_profile=lambda: sim.faults)
+    inner = SimulatorApp(sim, prefix)
+    return FaultMiddleware(
+        inner, get_profile=lambda: sim.faults, request_ids=inner.variant.request_ids
+    )
 
 
 class _PageNotFound(Exception):
