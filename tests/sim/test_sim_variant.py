@@ -154,3 +154,13 @@ def test_an_unknown_variant_is_refused() -> None:
         ValueError, match="unknown simulator variant 'fake': choose one of spec, real"
     ):
         Simulator(seed=1, services=5, variant="fake")
+
+
+def test_sim_serve_refuses_an_unknown_variant_before_serving() -> None:
+    from typer.testing import CliRunner
+
+    from toolkit.cli import ExitCode, app
+
+    result = CliRunner().invoke(app, ["sim", "serve", "--services", "5", "--variant", "fake"])
+    assert result.exit_code == ExitCode.CONFIG
+    assert "unknown simulator variant 'fake': choose one of spec, real" in result.output
