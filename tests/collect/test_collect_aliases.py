@@ -7,12 +7,22 @@ platform's public source sends it (api-facts.md, "The real platform"), through
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from toolkit.api import DeploymentPage, VariableList
-from toolkit.collect import Owner, map_replica_health, map_services, map_teams, map_variables
+from toolkit.api import AsyncPlatformClient, ClientConfig, DeploymentPage, VariableList
+from toolkit.collect import (
+    Owner,
+    crawl_async,
+    map_replica_health,
+    map_services,
+    map_teams,
+    map_variables,
+)
 from toolkit.collect.aliases import KINDS, FieldAliases
 from toolkit.collect.deployments import map_deployment_page
 from toolkit.errors import ConfigError
@@ -156,8 +166,6 @@ def test_bad_renames_are_refused_with_what_to_write(renames: dict[str, Any], mes
 
 
 def test_every_kind_is_documented_in_the_readme() -> None:
-    from pathlib import Path
-
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
     section = readme.split("`[fields.KIND]` renames", 1)[1].split("\n\n", 1)[0]
     for kind in KINDS:
@@ -174,3 +182,43 @@ def test_a_required_field_no_record_has_names_the_endpoint_and_the_setting() -> 
         "services.list: 1 record without `id`, which services.id requires, left out; if the "
         'server names this field differently, map it: [fields.services] <its name> = "id"'
     )
+
+
+def _crawl_of_a_server_naming_ids_differently(aliases: FieldAliases | None) -> Any:
+    """A crawl of a server whose teams carry `team_uuid` instead of `id`."""
+    asked: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        data: Any = []
+        if request.url.path == "/users/me":
+            data = {"id": "u1", "email": "a@example.com"}
+        elif request.url.path == "/teams/list":
+            data = [{"team_uuid": T, "name": "Core"}]
+        elif request.url.path == "/variables/list":
+            data = {"variables": []}
+        return httpx.Response(200, json={"data": data})
+
+    async def main() -> Any:
+        config = ClientConfig(base_url="http://platform.test", token="plat_x", rate_per_minute=None)
+        async with AsyncPlatformClient(config, transport=httpx.MockTransport(answer)) as client:
+            return await crawl_async(
+                client, fingerprints=Fingerprinter(b"k" * 16), quiet=True, aliases=aliases
+            )
+
+    rows, result = asyncio.run(main())
+    return rows, result, asked
+
+
+def test_the_crawl_applies_configured_renames_and_names_what_is_missing_without_them() -> None:
+    rows, result, asked = _crawl_of_a_server_naming_ids_differently(None)
+    assert result.status == "partial" and "/projects/list" not in asked
+    (error,) = [e for e in result.errors if e["error_type"] == "missing_field"]
+    assert error["endpoint"] == "teams.list"
+    assert '[fields.teams] <its name> = "id"' in error["message"]
+
+    aliases = FieldAliases({"teams": {"team_uuid": "id"}})
+    rows, result, asked = _crawl_of_a_server_naming_ids_differently(aliases)
+    assert result.status == "complete", result.errors
+    assert [team["id"] for team in rows["teams"]] == [T]
+    assert "/projects/list" in asked

@@ -195,7 +195,7 @@ class _Crawler:
 
 
 async def _audit_credential(
-    name: str, client: AsyncPlatformClient, fingerprints: Fingerprinter
+    name: str, client: AsyncPlatformClient, fingerprints: Fingerprinter, aliases: FieldAliases
 ) -> Rows:
     """`/users/me` of an audited credential: its only call. A refusal is data, not an abort."""
     token = client.config.token
@@ -215,6 +215,7 @@ async def _audit_credential(
             )
         ]
         return rows
+    payload = aliases.normalise(_ME.endpoint, payload)
     return map_credential(name, payload, token=token, fingerprints=fingerprints)
 
 
@@ -244,7 +245,10 @@ async def crawl_async(
     with CrawlProgress(quiet=quiet, console=console) as progress:
         crawler = _Crawler(client, credential, progress, aliases or FieldAliases())
         me = Job(_ME, Owner(), lambda p: crawler.on_me(p, fingerprints), priority=0)
-        audits = [_audit_credential(n, c, fingerprints) for n, c in (audited or {}).items()]
+        audits = [
+            _audit_credential(n, c, fingerprints, crawler.aliases)
+            for n, c in (audited or {}).items()
+        ]
         gathered = asyncio.gather(*audits)
         try:
             await crawler.run([me, *planner.roots()])
