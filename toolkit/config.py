@@ -22,10 +22,11 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolkit.api import ClientConfig, Secret, endpoint_overrides
+from toolkit.api import ClientConfig, Secret
 from toolkit.api import ConfigError as ApiConfigError
 from toolkit.config_audit import AUDIT_KEYS, FAIL_ON, audit_from_file, default_status_cache
 from toolkit.config_collect import COLLECT_KEYS, collect_from_file
+from toolkit.config_server import endpoints_from_file, fields_from_file
 from toolkit.errors import ConfigError
 from toolkit.schedule.settings import (
     NOTIFY_KEYS,
@@ -300,8 +301,8 @@ def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
         values["store_url"] = str(base / path) if local and url.strip() else url
     if "hmac_key_file" in store:
         values["hmac_key_file"] = base / Path(store["hmac_key_file"]).expanduser()
-    values["endpoints"] = _endpoints(raw.get("endpoints", {}), where)
-    values["fields"] = _fields(raw.get("fields", {}), where)
+    values["endpoints"] = endpoints_from_file(raw.get("endpoints", {}), where)
+    values["fields"] = fields_from_file(raw.get("fields", {}), where)
     credentials = _credentials(raw.get("credentials", {}), where)
     if credentials:
         values["credentials"] = credentials
@@ -354,35 +355,6 @@ def _credentials(table: Mapping[str, Any], where: str) -> dict[str, Credential]:
         _refuse_unknown(body, {"token_env"}, f"{where} [credentials.{name}]")
         found[name] = Credential(name=name, token_env=body["token_env"])
     return found
-
-
-def _endpoints(table: Mapping[str, Any], where: str) -> dict[str, str]:
-    """[endpoints] by catalogue name: `"teams.list"`, `teams.list`, `teams_list` and
-    `list_teams` all name the same endpoint (see `toolkit.api.endpoint_overrides`)."""
-    try:
-        named = endpoint_overrides(table)
-    except ApiConfigError as exc:
-        raise ConfigError(f"{where}: [endpoints] {exc}") from None
-    for name, path in named.items():
-        if not isinstance(path, str) or not path.startswith("/"):
-            raise ConfigError(
-                f'{where}: [endpoints] "{name}" must be a path such as "/teams/list" (the base '
-                "URL carries the host and any prefix)"
-            )
-    return {name: str(path) for name, path in named.items()}
-
-
-def _fields(table: Mapping[str, Any], where: str) -> dict[str, dict[str, str]]:
-    """[fields.KIND] renames, checked by the aliases they configure (imported only when
-    there are any: reading settings does not import the crawl and pyarrow)."""
-    if not table:
-        return {}
-    from toolkit.collect.aliases import FieldAliases
-
-    try:
-        return FieldAliases(table).renames
-    except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _refuse_unknown(table: Mapping[str, Any], known: set[str], where: str) -> None:
