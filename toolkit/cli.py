@@ -303,6 +303,13 @@ def sim_serve(
         typer.Option("--keys-out", help="Write the base URL and demo keys here (mode 0600)."),
     ] = None,
     prefix: Annotated[str, typer.Option(help="Serve under a path prefix such as /api/go.")] = "",
+    variant: Annotated[
+        str,
+        typer.Option(
+            help="spec: as the specification says; real: as the real platform's source "
+            "(product words, moved paths, plain-text 404s; README: Configuration)."
+        ),
+    ] = "spec",
 ) -> None:
     """Serve the simulated platform over HTTP until interrupted; prints its base URL."""
     from toolkit.sim import serve
@@ -318,6 +325,7 @@ def sim_serve(
             faults=faults,
             keys_out=keys_out,
             prefix=prefix,
+            variant=variant,
         )
     except ValueError as exc:
         raise fail(str(exc), ExitCode.CONFIG) from None

@@ -26,6 +26,7 @@ from toolkit.api import ClientConfig, Secret
 from toolkit.api import ConfigError as ApiConfigError
 from toolkit.config_audit import AUDIT_KEYS, FAIL_ON, audit_from_file, default_status_cache
 from toolkit.config_collect import COLLECT_KEYS, collect_from_file
+from toolkit.config_server import endpoints_from_file, fields_from_file
 from toolkit.errors import ConfigError
 from toolkit.schedule.settings import (
     NOTIFY_KEYS,
@@ -73,7 +74,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "notify": NOTIFY_KEYS,
     "collect": COLLECT_KEYS,
 }
-_TABLES_OF_TABLES = {"credentials", "endpoints", "checks"}
+_TABLES_OF_TABLES = {"credentials", "endpoints", "checks", "fields"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +112,10 @@ class Settings:
     timeout_s: float = 30.0
     deadline_s: float = 120.0
     endpoints: Mapping[str, str] = field(default_factory=dict)
+    """Path overrides by catalogue name ([endpoints] "replicas.list" = "/instances/list")."""
+    fields: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Field renames per kind of record ([fields.services] server_field = "spec_field"),
+    applied with the built-in product words by :class:`toolkit.collect.aliases.FieldAliases`."""
     store_url: str = "data/store"
     hmac_key_file: Path = field(
         default_factory=lambda: Path("~/.config/platform-audit/hmac.key").expanduser()
@@ -296,7 +301,8 @@ def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
         values["store_url"] = str(base / path) if local and url.strip() else url
     if "hmac_key_file" in store:
         values["hmac_key_file"] = base / Path(store["hmac_key_file"]).expanduser()
-    values["endpoints"] = _endpoints(raw.get("endpoints", {}), where)
+    values["endpoints"] = endpoints_from_file(raw.get("endpoints", {}), where)
+    values["fields"] = fields_from_file(raw.get("fields", {}), where)
     credentials = _credentials(raw.get("credentials", {}), where)
     if credentials:
         values["credentials"] = credentials
@@ -349,13 +355,6 @@ def _credentials(table: Mapping[str, Any], where: str) -> dict[str, Credential]:
         _refuse_unknown(body, {"token_env"}, f"{where} [credentials.{name}]")
         found[name] = Credential(name=name, token_env=body["token_env"])
     return found
-
-
-def _endpoints(table: Mapping[str, Any], where: str) -> dict[str, str]:
-    for name, path in table.items():
-        if not isinstance(path, str) or not path.startswith("/"):
-            raise ConfigError(f'{where}: [endpoints] {name} must be a path such as "/teams/list"')
-    return dict(table)
 
 
 def _refuse_unknown(table: Mapping[str, Any], known: set[str], where: str) -> None:

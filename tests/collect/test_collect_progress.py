@@ -7,7 +7,7 @@ import asyncio
 import io
 import json
 import logging
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
@@ -15,6 +15,9 @@ from rich.console import Console
 from toolkit.api import CallStats
 from toolkit.collect.progress import CrawlProgress
 from toolkit.schedule.logs import install_log_handler
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 @pytest.fixture

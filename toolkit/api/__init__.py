@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from toolkit.api._client import AsyncPlatformClient
 from toolkit.api._config import ClientConfig
-from toolkit.api._endpoints import CATALOGUE, Endpoint
+from toolkit.api._endpoints import CATALOGUE, Endpoint, endpoint_overrides
 from toolkit.api._exceptions import (
     ApiError,
     BadRequest,
@@ -72,4 +72,5 @@ __all__ = [
     "UpstreamError",
     "ValidationFailed",
     "VariableList",
+    "endpoint_overrides",
 ]

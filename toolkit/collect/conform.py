@@ -4,6 +4,9 @@ Every collector builds plain dicts and hands them to a `Conformer`, which checks
 value against its column's Arrow type (`toolkit.snapshot.schema_tables`). A value of the
 wrong type becomes null and is reported once per (table, column, type) as a
 `collection_errors` row of type `schema_drift`, naming the type but never the value.
+A required column (an id, a name) that a record lacks drops the record and is reported
+once per (table, column) as a `missing_field` row naming the endpoint and the
+`[fields.KIND]` setting that maps a differently named field (see `toolkit.collect.aliases`).
 Unknown enum values are plain strings and pass untouched; unknown fields are kept by the
 collectors in `extra` (see `extra_json`). Columns declared free text (commands, messages,
 descriptions) are scrubbed of URL userinfo and credential values (`scrub_text`): a crash
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from toolkit.collect.aliases import kind_of_table
 from toolkit.snapshot.redaction import MASK, SECRET_NAME, scrub_text
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import TABLES
@@ -110,7 +114,7 @@ class Conformer:
                 value = converted
             out[name] = value
             if value is None and not nullable:
-                self._drift[(table, name, "missing")] += 1
+                self._drift[(table, name, _MISSING)] += 1
                 return None
         return out
 
@@ -147,17 +151,20 @@ class Conformer:
         """One `collection_errors` row per (table, column, type) that drifted."""
         rows = []
         for (table, column, kind), count in sorted(self._drift.items()):
-            expected = _expected(table, column)
-            times = f" (seen {count} times)" if count > 1 else ""
-            message = (
-                f"schema drift: {table}.{column} should be {expected}, got {kind} "
-                f"(value not shown){times}"
-            )
+            if kind == _MISSING:
+                error_type, message = "missing_field", self._missing(table, column, count)
+            else:
+                times = f" (seen {count} times)" if count > 1 else ""
+                error_type = "schema_drift"
+                message = (
+                    f"schema drift: {table}.{column} should be {_expected(table, column)}, "
+                    f"got {kind} (value not shown){times}"
+                )
             rows.append(
                 error_row(
                     self.endpoint,
                     self.owner,
-                    error_type="schema_drift",
+                    error_type=error_type,
                     message=message,
                     table_name=table,
                     column_name=column,
@@ -165,8 +172,24 @@ class Conformer:
             )
         return rows
 
+    def _missing(self, table: str, column: str, count: int) -> str:
+        """What a required column that no answer filled means, and the setting that fixes it."""
+        records = "1 record" if count == 1 else f"{count} records"
+        kind = kind_of_table(table)
+        fix = (
+            f"if the server names this field differently, map it: [fields.{kind}] "
+            f'<its name> = "{column}"'
+            if kind
+            else "the server's records lack it"
+        )
+        return (
+            f"{self.endpoint}: {records} without `{column}`, which {table}.{column} requires, "
+            f"left out; {fix}"
+        )
+
 
 _WRONG = object()
+_MISSING = "missing"
 
 
 _Convert = Callable[[Any], Any]

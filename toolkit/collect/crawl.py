@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from toolkit.api import AsyncPlatformClient, InvalidRequest, RequestError, Unauthorized
+from toolkit.collect.aliases import FieldAliases
 from toolkit.collect.calls import Call
 from toolkit.collect.conform import Owner, error_row
 from toolkit.collect.crawl_result import CrawlOutput, CrawlResult, finish_tables
@@ -54,8 +55,15 @@ _ME = Call.of("users.me")
 class _Crawler:
     """One crawl's state: the queue, the calls made, the rows and errors gathered."""
 
-    def __init__(self, client: AsyncPlatformClient, credential: str, progress: CrawlProgress):
+    def __init__(
+        self,
+        client: AsyncPlatformClient,
+        credential: str,
+        progress: CrawlProgress,
+        aliases: FieldAliases,
+    ):
         self.client = client
+        self.aliases = aliases
         self.credential = credential
         self.progress = progress
         self.queue: asyncio.PriorityQueue[tuple[int, int, int, Job]] = asyncio.PriorityQueue()
@@ -124,7 +132,7 @@ class _Crawler:
             return
         self.progress.finished(ok=True)
         try:
-            rows, children = job.handle(payload)
+            rows, children = job.handle(self.aliases.normalise(job.call.endpoint, payload))
         except Exception as error:  # a mapping bug must not lose the rest of the crawl
             logger.warning("mapping %s failed: %s", job.call.endpoint, type(error).__name__)
             self._record(
@@ -187,7 +195,7 @@ class _Crawler:
 
 
 async def _audit_credential(
-    name: str, client: AsyncPlatformClient, fingerprints: Fingerprinter
+    name: str, client: AsyncPlatformClient, fingerprints: Fingerprinter, aliases: FieldAliases
 ) -> Rows:
     """`/users/me` of an audited credential: its only call. A refusal is data, not an abort."""
     token = client.config.token
@@ -207,6 +215,7 @@ async def _audit_credential(
             )
         ]
         return rows
+    payload = aliases.normalise(_ME.endpoint, payload)
     return map_credential(name, payload, token=token, fingerprints=fingerprints)
 
 
@@ -219,10 +228,13 @@ async def crawl_async(
     audited: Mapping[str, AsyncPlatformClient] | None = None,
     quiet: bool = False,
     console: Console | None = None,
+    aliases: FieldAliases | None = None,
 ) -> CrawlOutput:
     """Crawl everything `client`'s credential can see; see the module docstring.
 
-    `audited` maps credential names to clients that only answer `/users/me`.
+    `audited` maps credential names to clients that only answer `/users/me`. `aliases`
+    rewrites a real server's field names and values into the specification's (the
+    built-in product words by default; `[fields.KIND]` renames through `crawl_settings`).
 
     >>> async with AsyncPlatformClient(config) as client:               # doctest: +SKIP
     ...     rows, result = await crawl_async(client, fingerprints=fingerprints)
@@ -231,9 +243,12 @@ async def crawl_async(
     started, clock = datetime.now(UTC), time.monotonic()
     before = client.stats()
     with CrawlProgress(quiet=quiet, console=console) as progress:
-        crawler = _Crawler(client, credential, progress)
+        crawler = _Crawler(client, credential, progress, aliases or FieldAliases())
         me = Job(_ME, Owner(), lambda p: crawler.on_me(p, fingerprints), priority=0)
-        audits = [_audit_credential(n, c, fingerprints) for n, c in (audited or {}).items()]
+        audits = [
+            _audit_credential(n, c, fingerprints, crawler.aliases)
+            for n, c in (audited or {}).items()
+        ]
         gathered = asyncio.gather(*audits)
         ticker = asyncio.create_task(progress.ticking(client.stats))
         try:
@@ -287,6 +302,7 @@ def crawl(
     audited: Mapping[str, ClientConfig] | None = None,
     quiet: bool = False,
     console: Console | None = None,
+    aliases: FieldAliases | None = None,
 ) -> CrawlOutput:
     """Blocking crawl, for scripts and notebooks (safe inside Jupyter's running loop).
 
@@ -307,6 +323,7 @@ def crawl(
                     audited=clients,
                     quiet=quiet,
                     console=console,
+                    aliases=aliases,
                 )
         finally:
             for other in clients.values():
@@ -342,6 +359,7 @@ def crawl_settings(
             credential=settings.credential,
             audited=audited,
             quiet=quiet,
+            aliases=FieldAliases(settings.fields),
         )
     except CollectionAborted as abort:
         raise CollectionAborted(

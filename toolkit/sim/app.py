@@ -15,7 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from toolkit.sim.auth import authenticate
 from toolkit.sim.errors import ApiError, bad_request, error_body
@@ -25,6 +25,7 @@ from toolkit.sim.routes_change import ROUTES as CHANGE_ROUTES
 from toolkit.sim.routes_read import ROUTES as READ_ROUTES
 from toolkit.sim.routes_read import Handler
 from toolkit.sim.validation import Fields
+from toolkit.sim.variant import Variant, variant_named
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -39,56 +40,79 @@ _log = logging.getLogger(__name__)
 
 def build_app(sim: Simulator, prefix: str = "") -> ASGIApp:
     """The served app: the fault middleware in front of the simulator's routes."""
-    return FaultMiddleware(SimulatorApp(sim, prefix), get_profile=lambda: sim.faults)
+    inner = SimulatorApp(sim, prefix)
+    return FaultMiddleware(
+        inner, get_profile=lambda: sim.faults, request_ids=inner.variant.request_ids
+    )
+
+
+class _PageNotFound(Exception):
+    """An unknown path on a variant that answers it as plain text (`404 page not found`)."""
 
 
 class SimulatorApp:
-    """Pure ASGI app answering every path under `prefix` (others: 404 not_found)."""
+    """Pure ASGI app answering every path under `prefix` (others: 404 not_found).
+
+    The simulator's variant (`toolkit.sim.variant`) decides the served paths, the shape of
+    each answer, how an unknown path is answered and whether responses carry request ids.
+    """
 
     def __init__(self, sim: Simulator, prefix: str = "") -> None:
         self.sim = sim
         self.prefix = prefix.rstrip("/")
+        self.variant: Variant = variant_named(sim.variant, frozenset(ROUTES))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return  # lifespan and websockets: nothing to do
         request = Request(scope, receive)
         request_id = str(uuid.uuid4())
+        ids = self.variant.request_ids
         try:
             response = await self._respond(request, request_id)
+        except _PageNotFound:
+            response = PlainTextResponse("404 page not found", status_code=404)
         except ApiError as error:
-            response = _error_response(error, request_id)
+            response = _error_response(error, request_id if ids else None)
         except Exception:  # a bug must still answer with the error object
             _log.exception("simulator handler failed")
             failure = ApiError(500, "internal_error", "The simulator failed; see its log")
-            response = _error_response(failure, request_id)
-        response.headers["X-Request-Id"] = request_id
+            response = _error_response(failure, request_id if ids else None)
+        if ids:
+            response.headers["X-Request-Id"] = request_id
         await response(scope, receive, send)
+
+    def _unknown(self, path: str, hint: str = "") -> Exception:
+        if self.variant.plain_not_found:
+            return _PageNotFound()
+        return ApiError(404, "not_found", f"No endpoint at {path}{hint}")
 
     async def _respond(self, request: Request, request_id: str) -> Response:
         path = request.url.path
         if self.prefix and not (path == self.prefix or path.startswith(self.prefix + "/")):
-            raise ApiError(404, "not_found", f"No endpoint at {path}; the base URL needs a prefix")
+            raise self._unknown(path, "; the base URL needs a prefix")
         relative = path[len(self.prefix) :] or "/"
-        if relative == "/openapi.json" and request.method == "GET":
+        if relative == "/openapi.json" and request.method == "GET" and self.variant.name == "spec":
             from toolkit.sim.openapi import openapi_document
 
             return JSONResponse(openapi_document(self.prefix))
-        methods = ROUTES.get(relative)
-        if methods is None:
-            raise ApiError(404, "not_found", f"No endpoint at {path}")
+        specified = self.variant.spec_path(relative)
+        methods = ROUTES.get(specified) if specified is not None else None
+        if specified is None or methods is None:
+            raise self._unknown(path)
         handler = methods.get(request.method)
         if handler is None:
             allowed = ", ".join(methods)
             error = ApiError(405, "method_not_allowed", f"{request.method} {path}: use {allowed}")
-            return _error_response(error, request_id, {"Allow": allowed})
+            rid = request_id if self.variant.request_ids else None
+            return _error_response(error, rid, {"Allow": allowed})
         body = Fields({}, "body")
         if request.method in {"POST", "PUT", "DELETE"}:
             body = await _json_body(request)
         with self.sim.lock:
             caller = authenticate(self.sim.world, request.headers.get("authorization"))
             ctx = Ctx(self.sim.world, caller, Fields(request.query_params, "query"), body)
-            data = handler(ctx)
+            data = self.variant.reshape(self.sim.world, specified, handler(ctx))
         return JSONResponse({"data": data})
 
 
@@ -107,6 +131,6 @@ async def _json_body(request: Request) -> Fields:
 
 
 def _error_response(
-    error: ApiError, request_id: str, headers: dict[str, str] | None = None
+    error: ApiError, request_id: str | None, headers: dict[str, str] | None = None
 ) -> Response:
     return JSONResponse(error_body(error, request_id), status_code=error.status, headers=headers)

@@ -5,7 +5,7 @@ base URL as the first line on stdout (flushed, so a parent process can wait for 
 read the file), then blocks:
 
     serve("127.0.0.1", 0, seed=7, services=200, faults="none", keys_out=Path("keys.json"),
-          prefix="")
+          prefix="", variant="real")
 """
 
 from __future__ import annotations
@@ -39,13 +39,21 @@ def serve(
     keys_out: Path | None,
     prefix: str,
     start: datetime | None = None,
+    variant: str = "spec",
 ) -> None:
     """Build the world, serve it and block until SIGINT or SIGTERM; then shut down cleanly.
 
     ``start`` is the simulated clock's start (default: today, 00:00 UTC, so key expiry and
-    last use read naturally against the real clock).
+    last use read naturally against the real clock). ``variant`` is ``spec`` or ``real``
+    (see :mod:`toolkit.sim.variant`).
     """
-    sim = Simulator(seed=seed, services=services, faults=faults, start=start or today_utc())
+    sim = Simulator(
+        seed=seed,
+        services=services,
+        faults=faults,
+        start=start or today_utc(),
+        variant=variant,
+    )
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

@@ -39,12 +39,14 @@ class ApiError(Exception):
         self.details = details or []
 
 
-def error_body(error: ApiError, request_id: str) -> dict[str, Any]:
-    """The wire form of `error`; `details` appears only when there are any."""
+def error_body(error: ApiError, request_id: str | None) -> dict[str, Any]:
+    """The wire form of `error`; `details` appears only when there are any, `request_id`
+    only when given (the real platform's variant sends none)."""
     body: dict[str, Any] = {"type": error.type, "status": error.status, "message": error.message}
     if error.details:
         body["details"] = error.details
-    body["request_id"] = request_id
+    if request_id is not None:
+        body["request_id"] = request_id
     return body
 
 

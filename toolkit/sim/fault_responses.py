@@ -124,15 +124,22 @@ def _twice(items: list[Any]) -> list[Any]:
     return out
 
 
-async def send_error(send: Send, status: int, retry_after_s: float, as_date: bool) -> None:
-    """Answer `status` with the error object; Retry-After for 429 (and 503 when > 0)."""
-    request_id = str(uuid.uuid4())
+async def send_error(
+    send: Send, status: int, retry_after_s: float, as_date: bool, *, ids: bool = True
+) -> None:
+    """Answer `status` with the error object; Retry-After for 429 (and 503 when > 0).
+
+    `ids` False leaves out `request_id` and `X-Request-Id` (the real platform sends none).
+    """
+    request_id = str(uuid.uuid4()) if ids else None
     error_type = _ERROR_TYPES.get(status, "error" if status >= 500 else "bad_request")
     error = ApiError(status, error_type, _MESSAGES.get(status, f"Injected {error_type} fault"))
     if status == 422:
         error = validation_failed(["injected validation fault (simulator fault profile)"])
     body = json.dumps(error_body(error, request_id)).encode()
-    headers = [(b"content-type", b"application/json"), (b"x-request-id", request_id.encode())]
+    headers = [(b"content-type", b"application/json")]
+    if request_id is not None:
+        headers.append((b"x-request-id", request_id.encode()))
     if status == 429 or (status == 503 and retry_after_s):
         headers.append((b"retry-after", _retry_after(retry_after_s, as_date)))
     await send({"type": "http.response.start", "status": status, "headers": headers})

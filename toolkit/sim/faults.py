@@ -245,9 +245,11 @@ class FaultMiddleware:
         get_profile: Callable[[], FaultProfile],
         *,
         clock: Callable[[], float] = time.monotonic,
+        request_ids: bool = True,
     ) -> None:
         self.app = app
         self._get_profile = get_profile
+        self._ids = request_ids  # False: no X-Request-Id, no request_id (the real variant)
         self._clock = clock
         self._state: _State | None = None
         logging.getLogger("uvicorn.error").addFilter(_DROP_FILTER)  # no-op when present
@@ -260,10 +262,10 @@ class FaultMiddleware:
         if decision.delay_s > 0:
             await asyncio.sleep(decision.delay_s)
         if decision.fault == "pass":
-            await self.app(scope, receive, with_request_id(send))
+            await self.app(scope, receive, with_request_id(send) if self._ids else send)
         elif decision.fault == "status":
             d = decision
-            await send_error(send, d.status, d.retry_after_s, d.retry_as_date)
+            await send_error(send, d.status, d.retry_after_s, d.retry_as_date, ids=self._ids)
         else:
             await self._transform(scope, receive, send, decision)
 
@@ -334,7 +336,9 @@ class FaultMiddleware:
 
         await self.app(scope, receive, capture)
         body = b"".join(chunks)
-        headers = ensure_request_id(list(start.get("headers", [])))
+        headers = list(start.get("headers", []))
+        if self._ids:
+            headers = ensure_request_id(headers)
         if d.fault == "drop":
             await send({**start, "headers": set_length(headers, max(len(body), 2))})
             half = body[: len(body) // 2]

@@ -6,6 +6,7 @@ sim.planted["service_crashing"]
 sim.advance(hours=24)      # evolve; safe while a server answers requests
 sim.set_faults("flaky")    # or a FaultProfile
 app = sim.asgi_app(prefix="/api/go")
+Simulator(seed=7, services=20, variant="real")   # as the real platform serves it
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from toolkit.sim.evolve import advance_world
 from toolkit.sim.faults import FaultProfile, resolve_profile
 from toolkit.sim.generate import build_world
 from toolkit.sim.planted import CONTRACT_KEYS
+from toolkit.sim.variant import VARIANTS
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -36,7 +38,8 @@ class Simulator:
     `keys` holds the seven tokens of docs/contracts.md; `extra_keys` two more scopes
     (`viewer_env`: a viewer limited to the staging environment of the first project,
     `ci_deploy`: an editor limited to one service). `planted` names the ids of every planted
-    problem (see `toolkit.sim.planted`).
+    problem (see `toolkit.sim.planted`). `variant` is how it is served: `spec` (as the
+    specification says) or `real` (as the real platform's source does; `toolkit.sim.variant`).
     """
 
     def __init__(
@@ -45,7 +48,13 @@ class Simulator:
         services: int = 40,
         start: datetime = DEFAULT_START,
         faults: str | FaultProfile = "none",
+        variant: str = "spec",
     ) -> None:
+        if variant not in VARIANTS:
+            raise ValueError(
+                f"unknown simulator variant {variant!r}: choose one of {', '.join(VARIANTS)}"
+            )
+        self.variant = variant
         generated = build_world(seed, services, start)
         self.seed = seed
         self.world: World = generated.world
