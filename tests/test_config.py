@@ -187,6 +187,7 @@ def test_example_file_loads_and_matches_defaults(tmp_path: Path) -> None:
         "max_attempts",
         "timeout_s",
         "deadline_s",
+        "max_response_bytes",
     ):
         assert getattr(settings, name) == getattr(defaults, name), name
     assert settings.store_url == str(tmp_path / defaults.store_url)  # relative to the file
@@ -200,6 +201,23 @@ def test_zero_rate_switches_the_limit_off(tmp_path: Path) -> None:
         ).rate_per_minute
         is None
     )
+
+
+def test_the_response_cap_reaches_the_client(tmp_path: Path) -> None:
+    from toolkit.api import ClientConfig
+
+    env = {"PLATFORM_API_KEY": "plat_x"}
+    default = Settings(base_url="http://platform.example").client_config(environ=env)
+    assert (
+        default.max_response_bytes
+        == ClientConfig(base_url="http://h", token="x").max_response_bytes
+    )
+    path = write(
+        tmp_path, '[platform]\nbase_url = "http://p.example"\n[client]\nmax_response_bytes = 1000\n'
+    )
+    assert load_settings(path, environ={}).client_config(environ=env).max_response_bytes == 1000
+    with pytest.raises(ConfigError, match="max_response_bytes must be greater than 0"):
+        Settings(base_url="http://p.example", max_response_bytes=0).client_config(environ=env)
 
 
 @pytest.mark.parametrize(

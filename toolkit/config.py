@@ -67,6 +67,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
         "max_attempts": int,
         "timeout_s": (int, float),
         "deadline_s": (int, float),
+        "max_response_bytes": int,
     },
     "store": {"url": str, "hmac_key_file": str},
     "audit": AUDIT_KEYS,
@@ -111,6 +112,8 @@ class Settings:
     max_attempts: int = 5
     timeout_s: float = 30.0
     deadline_s: float = 120.0
+    max_response_bytes: int = 64 * 1024 * 1024
+    """The largest answer body the client reads ([client] max_response_bytes)."""
     endpoints: Mapping[str, str] = field(default_factory=dict)
     """Path overrides by catalogue name ([endpoints] "replicas.list" = "/instances/list")."""
     fields: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -184,6 +187,7 @@ class Settings:
                 timeout_s=self.timeout_s,
                 max_attempts=self.max_attempts,
                 deadline_s=self.deadline_s,
+                max_response_bytes=self.max_response_bytes,
                 concurrency=self.concurrency,
                 rate_per_minute=self.rate_per_minute,
                 endpoints=self.endpoints,

@@ -15,6 +15,7 @@ from toolkit.api import (
     NetworkError,
     OutcomeUnknown,
     RateLimited,
+    UnreadableBody,
     UpstreamError,
 )
 from toolkit.api._retry import RetryPolicy, parse_retry_after
@@ -186,22 +187,53 @@ async def test_read_is_repeated_after_a_read_error(make_client) -> None:
     assert client.stats().retries == {"network:read": 1}
 
 
-async def test_malformed_success_is_not_retried_by_default(make_client) -> None:
-    script = Script(httpx.Response(200, content=b'{"data": ['), httpx.Response(200, json=OK))
+async def test_a_success_without_envelope_is_not_retried_by_default(make_client) -> None:
+    script = Script(httpx.Response(200, json={"items": []}), httpx.Response(200, json=OK))
     client = make_client(script)
-    with pytest.raises(MalformedResponse):
+    with pytest.raises(MalformedResponse) as caught:
         await client.list_teams()
+    assert not isinstance(caught.value, UnreadableBody)
     assert script.calls == 1
 
 
-async def test_malformed_success_retried_on_reads_when_asked(make_client, ids) -> None:
-    script = Script(httpx.Response(200, content=b'{"data": ['), httpx.Response(200, json=OK))
+async def test_a_success_without_envelope_is_retried_on_reads_when_asked(make_client, ids) -> None:
+    script = Script(httpx.Response(200, json={"items": []}), httpx.Response(200, json=OK))
     client = make_client(script, retry_malformed=True)
     assert await client.list_teams() == []
     assert script.calls == 2
-    post = Script(httpx.Response(200, content=b'{"data": '), httpx.Response(200, json=OK))
+    post = Script(httpx.Response(200, json={"items": []}), httpx.Response(200, json=OK))
     client = make_client(post, retry_malformed=True)
     with pytest.raises(MalformedResponse):
+        await client.restart_replicas(**ids)
+    assert post.calls == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"data": [', b"<html>bad gateway</html>", b'{"data": "\xff\xfe"}', b""],
+)
+async def test_a_body_that_does_not_parse_is_retried_on_reads(make_client, body) -> None:
+    script = Script(httpx.Response(200, content=body), httpx.Response(200, json=OK))
+    client = make_client(script)
+    assert await client.list_teams() == []
+    assert script.calls == 2
+    assert client.stats().retries == {"unreadable_body": 1}
+
+
+async def test_a_body_that_never_parses_fails_after_the_attempt_budget(make_client) -> None:
+    script = Script(*(httpx.Response(200, content=b'{"data": [{"id"') for _ in range(3)))
+    client = make_client(script, max_attempts=3)
+    with pytest.raises(UnreadableBody) as caught:
+        await client.list_teams()
+    assert script.calls == 3 and caught.value.attempts == 3
+    assert caught.value.type == "malformed_response"
+    assert "does not parse" in str(caught.value)
+
+
+async def test_a_change_whose_answer_does_not_parse_is_not_repeated(make_client, ids) -> None:
+    post = Script(httpx.Response(200, content=b'{"data": '), httpx.Response(200, json=OK))
+    client = make_client(post)
+    with pytest.raises(UnreadableBody):
         await client.restart_replicas(**ids)
     assert post.calls == 1
 

@@ -71,9 +71,14 @@ def crawl_world(
     *,
     audited: dict[str, str] | None = None,
     options: CrawlOptions | None = None,
+    within_s: float | None = None,
     **config: Any,
 ) -> Crawled:
-    """Crawl the served world with `token`, auditing the named `audited` tokens."""
+    """Crawl the served world with `token`, auditing the named `audited` tokens.
+
+    `within_s`: fail with `TimeoutError` if the crawl has not ended by then (a hang).
+    `server` is anything with a `base_url`: a `SimulatorServer`, or a proxy in front of one.
+    """
     import asyncio
 
     transport = CountingTransport()
@@ -99,5 +104,5 @@ def crawl_world(
             for other in others.values():
                 await other.aclose()
 
-    output = asyncio.run(main())
+    output = asyncio.run(asyncio.wait_for(main(), within_s))
     return Crawled(output, transport.counts, out.getvalue())

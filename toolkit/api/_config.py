@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 
 URL_VAR = "PLATFORM_API_URL"
 KEY_VAR = "PLATFORM_API_KEY"
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+"""The default cap on one answer's body. The largest page is an environment's unpaged
+`/services/list`, about 4.7 KB a service: 64 MiB holds some 14,000 services in one
+environment (the largest page of a simulated 10,000-service platform is under 100 KB)."""
 
 
 def _default_user_agent() -> str:
@@ -38,6 +42,9 @@ class ClientConfig:
     the endpoint catalogue by name. `rate_per_minute=None` (the default) sends as fast as
     `concurrency` allows and paces only after a 429 or clustered 5xx answers; a number is a
     ceiling that always paces (the MCP endpoint's 600 a minute, a shared platform).
+    `timeout_s` bounds each connect, read and write; `deadline_s` bounds a whole call, every
+    attempt, wait and body included. `max_response_bytes` caps one answer's body: a larger
+    one fails with `ResponseTooLarge` without being read further.
 
     >>> config = ClientConfig(base_url="https://example.test/api/go", token=Secret("plat_x"))
     >>> config.max_attempts, config.token
@@ -53,6 +60,7 @@ class ClientConfig:
     backoff_cap_s: float = 30.0
     concurrency: int = 8
     rate_per_minute: float | None = None
+    max_response_bytes: int = MAX_RESPONSE_BYTES
     endpoints: Mapping[str, str] = field(default_factory=dict, hash=False)
     user_agent: str = field(default_factory=_default_user_agent)
     retry_malformed: bool = False
@@ -68,6 +76,7 @@ class ClientConfig:
         _check_positive("backoff_cap_s", self.backoff_cap_s)
         _check_positive("max_attempts", self.max_attempts)
         _check_positive("concurrency", self.concurrency)
+        _check_positive("max_response_bytes", self.max_response_bytes)
         if self.backoff_base_s < 0:
             raise ConfigError("backoff_base_s must be >= 0", setting="backoff_base_s")
         if self.rate_per_minute is not None:

@@ -7,9 +7,12 @@ Our exception hierarchy:
   + InvalidRequest .......... a call was refused locally before any request (names the field)
   + RequestError ............ a request was attempted; carries endpoint, status, message,
     |                         details, request_id, attempts
-    - NetworkError .......... no HTTP response: connect, read, write, timeout, protocol
+    - NetworkError .......... no whole HTTP response: connect, read, write, timeout, protocol
       · OutcomeUnknown ...... a non-idempotent request failed after it may have arrived
+      · DeadlineExceeded .... the answer, body included, did not finish within deadline_s
+    - ResponseTooLarge ...... an answer larger than max_response_bytes (not read further)
     - MalformedResponse ..... a success answer whose body is not the `{data: ...}` JSON
+      · UnreadableBody ...... its body does not parse: cut off, not JSON, not UTF-8
     - ApiError .............. the server answered with the error object of spec part 7
       · BadRequest .......... 400 bad_request
       · Unauthorized ........ 401 unauthorized
@@ -131,13 +134,51 @@ class OutcomeUnknown(NetworkError):
     )
 
 
+class DeadlineExceeded(NetworkError):
+    """The answer, its body included, did not finish within `deadline_s` of the call's start.
+
+    `timeout_s` bounds each read; a server that sends a byte now and then never trips it, so
+    the whole call is bounded too. Never retried: the call's time is over.
+    """
+
+    error_type = "deadline_exceeded"
+    hint = (
+        "the server answered too slowly: check its health, or raise [client] deadline_s "
+        "if its pages are really this slow"
+    )
+
+
+class ResponseTooLarge(RequestError):
+    """An answer larger than `max_response_bytes`; reading stopped there. Never retried."""
+
+    error_type = "response_too_large"
+    hint = (
+        "the answer is larger than any page should be: check the base URL; if the platform "
+        "really sends pages this large, raise [client] max_response_bytes or list replicas "
+        "and volumes at a lower level ([collect])"
+    )
+
+
 class MalformedResponse(RequestError):
-    """A success answer whose body is not JSON, is truncated or lacks the `data` envelope."""
+    """A success answer whose body is not the `{data: ...}` JSON the endpoint promises."""
 
     error_type = "malformed_response"
     hint = (
         "the server answered in an unexpected shape: check the base URL and the endpoint "
         "overrides; if it is transient, retry (or set retry_malformed=True)"
+    )
+
+
+class UnreadableBody(MalformedResponse):
+    """A success answer whose body does not parse: cut off, not JSON, or not UTF-8.
+
+    Like a network error (spec part 7 rule 3), it is retried on reads within the same
+    attempts and deadline; a change is never repeated.
+    """
+
+    hint = (
+        "the body arrived cut off or garbled: it was retried on reads; if it persists, "
+        "check for a proxy between you and the platform, and the base URL"
     )
 
 

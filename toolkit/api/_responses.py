@@ -1,4 +1,8 @@
-"""Turning an HTTP answer into data or into the right error."""
+"""Turning an HTTP answer into data or into the right error.
+
+A body is read as a stream and never past `max_response_bytes` (`read_capped`), so an
+endless or enormous answer costs at most that much memory.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,59 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolkit.api._exceptions import ApiError, MalformedResponse, api_error
+from toolkit.api._exceptions import (
+    ApiError,
+    MalformedResponse,
+    ResponseTooLarge,
+    UnreadableBody,
+    api_error,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import httpx
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An HTTP answer read whole: status, headers and the (decoded) body bytes."""
+
+    status: int
+    headers: httpx.Headers
+    content: bytes
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status < 300
+
+
+async def read_capped(response: httpx.Response, limit: int, endpoint: str) -> Answer:
+    """Read a streamed `response` whole, refusing to hold more than `limit` body bytes.
+
+    A `Content-Length` over the limit is refused before any byte is read; a body without
+    one (chunked, or read until the connection closes) is counted as it arrives. The cap
+    applies to the decoded bytes, so a compressed body cannot expand past it either.
+    """
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(response, endpoint, limit, f"it declares {int(declared):,} bytes")
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            raise _too_large(response, endpoint, limit, f"more than {limit:,} bytes arrived")
+    return Answer(response.status_code, response.headers, bytes(body))
+
+
+def _too_large(response: httpx.Response, endpoint: str, limit: int, what: str) -> ResponseTooLarge:
+    return ResponseTooLarge(
+        f"the {response.status_code} answer is larger than max_response_bytes "
+        f"({limit:,}): {what}; it was not read further",
+        endpoint=endpoint,
+        status=response.status_code,
+        request_id=request_id_of(response),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,36 +107,48 @@ def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def request_id_of(response: httpx.Response) -> str | None:
+def request_id_of(response: httpx.Response | Answer) -> str | None:
     """The `X-Request-Id` header, sent on every answer (part 7)."""
     return response.headers.get("x-request-id") or None
 
 
-def decode_success(
-    response: httpx.Response, endpoint: str, scrub: Callable[[str], str] = str
-) -> Reply:
-    """Parse a 2xx answer and unwrap its `{data: ...}` envelope."""
+def decode_success(response: Answer, endpoint: str, scrub: Callable[[str], str] = str) -> Reply:
+    """Parse a 2xx answer and unwrap its `{data: ...}` envelope.
+
+    A body that does not parse is an `UnreadableBody` (retried on reads, like a cut-off
+    connection); one that nests deeper than the parser can follow, or has no envelope, is a
+    `MalformedResponse` (the same answer would come again).
+    """
     request_id = request_id_of(response)
-    reply = Reply(None, endpoint, response.status_code, request_id)
+    reply = Reply(None, endpoint, response.status, request_id)
     try:
         body = json.loads(response.content)
     except (ValueError, UnicodeDecodeError):
-        raise reply.malformed(f"the body is {scrub(describe_body(response))}") from None
+        raise UnreadableBody(
+            f"the {response.status} answer does not parse: the body is "
+            f"{scrub(describe_body(response))}",
+            endpoint=endpoint,
+            status=response.status,
+            request_id=request_id,
+        ) from None
+    except RecursionError:
+        raise reply.malformed(
+            f"the body nests deeper than the JSON parser follows ({len(response.content):,} "
+            "bytes); no platform page does"
+        ) from None
     if not isinstance(body, dict) or "data" not in body:
         raise reply.malformed("the body has no `data` envelope")
-    return Reply(body["data"], endpoint, response.status_code, request_id)
+    return Reply(body["data"], endpoint, response.status, request_id)
 
 
-def decode_error(
-    response: httpx.Response, endpoint: str, scrub: Callable[[str], str] = str
-) -> ApiError:
+def decode_error(response: Answer, endpoint: str, scrub: Callable[[str], str] = str) -> ApiError:
     """Build the error for a non-2xx answer, whatever its body holds."""
     try:
         body = json.loads(response.content)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         body = None
     error_object = body if isinstance(body, dict) else None
-    status = response.status_code
+    status = response.status
     described = scrub(describe_body(response))
     return api_error(
         status,
@@ -97,7 +160,7 @@ def decode_error(
     )
 
 
-def describe_body(response: httpx.Response) -> str:
+def describe_body(response: Answer) -> str:
     """Say in a few words what a body that is not the expected JSON holds."""
     content = response.content.strip()
     content_type = response.headers.get("content-type", "no content type")

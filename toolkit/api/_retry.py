@@ -1,8 +1,10 @@
 """When to retry and how long to wait (spec part 7, rules 3 to 5).
 
-Retried: 429, 502, 503, 504 and network errors. Never: 400, 401, 403, 404, 409, 422, 500.
-A change that may have reached the server (a network error after the request was sent)
-is never repeated; a connect error sent nothing and is safe to repeat.
+Retried: 429, 502, 503, 504 and network errors, and on reads a success whose body does
+not parse (a body cut off is a network error that the connection did not show). Never:
+400, 401, 403, 404, 409, 422, 500, an answer over `max_response_bytes`, or a call past its
+deadline. A change that may have reached the server (a network error after the request was
+sent) is never repeated; a connect error sent nothing and is safe to repeat.
 """
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from toolkit.api._exceptions import ApiError, MalformedResponse, NetworkError, RequestError
+from toolkit.api._exceptions import (
+    ApiError,
+    DeadlineExceeded,
+    MalformedResponse,
+    NetworkError,
+    RequestError,
+    UnreadableBody,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -58,8 +67,12 @@ class RetryPolicy:
         """Why `error` may be retried (`"429"`, `"network:connect"`, ...), or None."""
         if isinstance(error, ApiError):
             return str(error.status) if error.status in RETRY_STATUSES else None
+        if isinstance(error, DeadlineExceeded):
+            return None
         if isinstance(error, NetworkError):
             return f"network:{error.kind}"
+        if isinstance(error, UnreadableBody):
+            return "unreadable_body" if idempotent else None
         if isinstance(error, MalformedResponse):
             return "malformed" if self.retry_malformed and idempotent else None
         return None

@@ -14,9 +14,22 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import httpx
 
 from toolkit.api._endpoints import Endpoint, resolve_endpoints
-from toolkit.api._exceptions import NetworkError, OutcomeUnknown, RequestError
+from toolkit.api._exceptions import (
+    DeadlineExceeded,
+    NetworkError,
+    OutcomeUnknown,
+    RequestError,
+    ResponseTooLarge,
+)
 from toolkit.api._ratelimit import RateLimiter
-from toolkit.api._responses import Reply, decode_error, decode_success, request_id_of
+from toolkit.api._responses import (
+    Answer,
+    Reply,
+    decode_error,
+    decode_success,
+    read_capped,
+    request_id_of,
+)
 from toolkit.api._retry import RetryPolicy, may_have_arrived, network_kind, parse_retry_after
 from toolkit.api._stats import StatsRecorder
 
@@ -100,10 +113,10 @@ class RequestRunner:
         """Sleep before the next attempt, or raise the error that ends the call."""
         error.attempts = attempt
         cause = self._policy.cause(error, idempotent=endpoint.idempotent)
-        if cause is None:
-            self._give_up(error)
         if not endpoint.idempotent and may_have_arrived(error):
             self._give_up(_outcome_unknown(endpoint, error), cause=error)
+        if cause is None:
+            self._give_up(error)
         if attempt >= self._policy.max_attempts:
             error.gave_up = (
                 f"gave up after {attempt} attempts (max_attempts={self._policy.max_attempts})"
@@ -135,34 +148,57 @@ class RequestRunner:
         async with self._semaphore:
             self.stats.throttle_wait(await self.limiter.acquire())
             started = self._clock()
-            timeout = min(self.config.timeout_s, max(deadline - started, 0.001))
+            left = max(deadline - started, 0.001)
             try:
-                response = await self._send(endpoint, params, timeout)
+                # timeout_s bounds each read; the deadline bounds the whole answer, body too
+                async with asyncio.timeout(left):
+                    response = await self._exchange(
+                        endpoint, params, min(self.config.timeout_s, left)
+                    )
+            except TimeoutError:
+                self._record(endpoint, attempt, started, None, None)
+                raise self._deadline_exceeded(endpoint) from None
             except httpx.TransportError as exc:
                 self._record(endpoint, attempt, started, None, None)
                 lost = self._network_error(endpoint, exc)
                 # keep the httpx error as the cause unless its text would show the token
                 leaks = self.config.token.reveal() in str(exc)
                 raise lost from (None if leaks else exc)
-        self._record(endpoint, attempt, started, response.status_code, request_id_of(response))
+            except ResponseTooLarge as too_large:
+                self._record(endpoint, attempt, started, too_large.status, too_large.request_id)
+                raise
+        self._record(endpoint, attempt, started, response.status, request_id_of(response))
         if response.is_success:
             self.limiter.succeeded()
             return decode_success(response, endpoint.name, scrub=self.config.token.scrub)
-        if response.status_code == 429:
+        if response.status == 429:
             self.limiter.throttled()
-        elif response.status_code >= 500:
+        elif response.status >= 500:
             self.limiter.server_error()
         error = decode_error(response, endpoint.name, scrub=self.config.token.scrub)
         error.retry_after = parse_retry_after(response.headers.get("retry-after"))
         raise error
 
-    def _send(
-        self, endpoint: Endpoint, params: Mapping[str, Any], timeout: float
-    ) -> Awaitable[httpx.Response]:
+    async def _exchange(
+        self, endpoint: Endpoint, params: Mapping[str, Any], read_timeout_s: float
+    ) -> Answer:
+        """Send the request and read its answer as a stream, at most max_response_bytes."""
         url = join_url(self.config.base_url, endpoint.path)
-        if endpoint.sends_body:
-            return self._http.request(endpoint.method, url, json=dict(params), timeout=timeout)
-        return self._http.request(endpoint.method, url, params=dict(params), timeout=timeout)
+        sent: dict[str, Any] = (
+            {"json": dict(params)} if endpoint.sends_body else {"params": dict(params)}
+        )
+        async with self._http.stream(
+            endpoint.method, url, timeout=read_timeout_s, **sent
+        ) as response:
+            return await read_capped(response, self.config.max_response_bytes, endpoint.name)
+
+    def _deadline_exceeded(self, endpoint: Endpoint) -> DeadlineExceeded:
+        return DeadlineExceeded(
+            f"the answer did not finish within the {self.config.deadline_s:g}s deadline "
+            "(deadline_s), body included",
+            endpoint=endpoint.name,
+            kind="deadline",
+        )
 
     def _network_error(self, endpoint: Endpoint, exc: httpx.TransportError) -> NetworkError:
         kind = network_kind(exc)

@@ -10,7 +10,8 @@ once per (table, column) as a `missing_field` row naming the endpoint and the
 Unknown enum values are plain strings and pass untouched; unknown fields are kept by the
 collectors in `extra` (see `extra_json`). Columns declared free text (commands, messages,
 descriptions) are scrubbed of URL userinfo and credential values (`scrub_text`): a crash
-message or a start command may quote a connection string.
+message or a start command may quote a connection string; and cut to `FREE_TEXT_LIMIT`
+characters with the original length noted (`stored_text`).
 
 >>> conformer = Conformer("teams.list", Owner())
 >>> conformer.row("teams", {"id": "t1", "name": 42})["name"] is None
@@ -33,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from toolkit.collect.aliases import kind_of_table
-from toolkit.snapshot.redaction import MASK, SECRET_NAME, scrub_text
+from toolkit.collect.free_text import stored_text
+from toolkit.snapshot.redaction import MASK, SECRET_NAME
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import TABLES
 
@@ -215,9 +217,9 @@ def _columns(table: str) -> tuple[tuple[tuple[str, _Convert, bool], ...], frozen
 
 def _converter(kind: pa.DataType, *, scrub: bool = False) -> _Convert:
     """The function taking a non-null value to the Python value of Arrow type `kind`
-    (strings scrubbed with `scrub_text` when `scrub`)."""
+    (strings scrubbed and capped with `stored_text` when `scrub`)."""
     if pa.types.is_string(kind) and scrub:
-        return lambda value: scrub_text(value) if isinstance(value, str) else _WRONG
+        return lambda value: stored_text(value) if isinstance(value, str) else _WRONG
     if pa.types.is_string(kind):
         return lambda value: value if isinstance(value, str) else _WRONG
     if pa.types.is_boolean(kind):
@@ -317,8 +319,8 @@ def extra_json(fields: Mapping[str, Any]) -> str | None:
 
     Members whose names suggest a credential (`secret`, `token`, `password`...) keep their
     name but lose their value, at any depth: an unknown field is unreviewed by definition.
-    Other strings are scrubbed like free text (`scrub_text`). Empty nested objects are left
-    out.
+    Other strings are scrubbed and capped like free text (`stored_text`). Empty nested
+    objects are left out.
     """
     cleaned = {k: v for k, v in fields.items() if not (isinstance(v, dict) and not v)}
     if not cleaned:
@@ -333,7 +335,7 @@ def _mask(value: Any) -> Any:
         }
     if isinstance(value, list):
         return [_mask(item) for item in value]
-    return scrub_text(value) if isinstance(value, str) else value
+    return stored_text(value) if isinstance(value, str) else value
 
 
 def _key(name: str) -> str:

@@ -75,6 +75,7 @@ class _Crawler:
         self.role: str | None = None
         self.aborted: CollectionAborted | None = None
         self.stop = asyncio.Event()
+        self.closing = False  # set once the crawl cancels its workers
 
     def submit(self, jobs: list[Job], depth: int) -> None:
         fresh = []
@@ -95,13 +96,37 @@ class _Crawler:
         drained = asyncio.create_task(self.queue.join())
         stopped = asyncio.create_task(self.stop.wait())
         try:
-            await asyncio.wait({drained, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            await self._watch(set(workers), drained, stopped)
         finally:
+            self.closing = True
             for task in (*workers, drained, stopped):
                 task.cancel()
             await asyncio.gather(*workers, drained, stopped, return_exceptions=True)
         if self.aborted is not None:
             raise self.aborted
+
+    async def _watch(
+        self,
+        workers: set[asyncio.Task[None]],
+        drained: asyncio.Task[None],
+        stopped: asyncio.Task[Any],
+    ) -> None:
+        """Wait until every job is done or the crawl stops. Workers never end on their own;
+        when every one has (cancelled from outside), the jobs still queued become failed
+        calls, so the crawl ends partial instead of waiting on a queue nobody reads."""
+        alive = set(workers)
+        while alive:
+            done, _ = await asyncio.wait(
+                {drained, stopped, *alive}, return_when=asyncio.FIRST_COMPLETED
+            )
+            if drained in done or stopped in done:
+                return
+            alive -= done
+            logger.error("%d crawl worker(s) ended early; %d left", len(done), len(alive))
+        while not self.queue.empty():
+            _, _, _, job = self.queue.get_nowait()
+            self._crashed(job, "not called: every crawl worker had ended")
+            self.queue.task_done()
 
     async def _worker(self) -> None:
         while True:
@@ -111,6 +136,16 @@ class _Crawler:
             except CollectionAborted as abort:
                 self.aborted = self.aborted or abort
                 self.stop.set()
+            except asyncio.CancelledError as error:
+                if not self.closing:  # the crawl is not over: this job is lost, say so
+                    self._crashed(job, _failure(error))
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():  # asked to stop, not a stray error
+                    raise
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as error:  # any other failure is one failed call too
+                self._crashed(job, _failure(error))
             finally:
                 self.queue.task_done()
 
@@ -129,6 +164,10 @@ class _Crawler:
         except (RequestError, InvalidRequest) as error:
             self.progress.finished(ok=False)
             self._failed(job, error)
+            return
+        except Exception as error:  # a failure the client did not expect: still one failed call
+            self.progress.finished(ok=False)
+            self._crashed(job, _failure(error))
             return
         self.progress.finished(ok=True)
         try:
@@ -180,6 +219,13 @@ class _Crawler:
         )
         self._record(row, partial=not not_visible)
 
+    def _crashed(self, job: Job, message: str) -> None:
+        """Record a call that failed outside the client's error tree; the crawl goes on."""
+        logger.warning("%s failed: %s", job.call.endpoint, message)
+        self._record(
+            error_row(job.call.endpoint, job.owner, error_type="client_error", message=message)
+        )
+
     def _record(self, row: Row, *, partial: bool = True) -> None:
         self.rows.append("collection_errors", row)
         if partial:
@@ -192,6 +238,11 @@ class _Crawler:
         found = rows["credentials"]
         self.role = found[0]["role"] if found else None
         return rows, []
+
+
+def _failure(error: BaseException) -> str:
+    """What a failed call's row says: the exception's type only (its text may quote a secret)."""
+    return f"the call failed in the client ({type(error).__name__}); the crawl went on without it"
 
 
 async def _audit_credential(
