@@ -3,7 +3,8 @@
 Run it as a long-lived service (``--every 1h``), or once per tick of cron, a systemd timer
 or a Kubernetes CronJob (``--max-runs 1``); ``deploy/`` has all four recipes. The exit
 code is the last run's (``ExitCode``): 0 ok, 3 partial, 4 credential refused, 5 platform
-unavailable, 6 another job holds the store's lock, 7 store not writable, 2 configuration::
+unavailable, 6 another job holds the store's lock, 7 store not writable, 2 configuration,
+8 an unexpected error (a bug; the status file and the log say where), 130 interrupted::
 
     platform-audit schedule --every 1h --jitter 2m --log-format json
     platform-audit schedule --cron "17 * * * *"
@@ -103,6 +104,15 @@ def schedule_command(
             logger.error("%s", exc, extra={"fields": {"exit_code": int(code)}})
             raise typer.Exit(int(code)) from None
         raise fail(str(exc), code) from None
+    except Exception as exc:  # a bug before the first run (the runs record their own)
+        logger.error(
+            "the job could not start: an unexpected error (%s); please report it as a bug "
+            "with this traceback",
+            type(exc).__name__,
+            exc_info=exc,
+            extra={"fields": {"exit_code": int(ExitCode.ERROR)}},
+        )
+        raise typer.Exit(int(ExitCode.ERROR)) from None
     finally:
         logging.getLogger("toolkit").removeHandler(handler)
     raise typer.Exit(code)
