@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
 from toolkit.errors import LockHeld, ScheduleError, StoreUnavailable
+from toolkit.schedule.status import process_alive
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -85,7 +86,7 @@ class Holder:
 
     def is_dead_here(self) -> bool:
         """True when this holder ran on this host and its process is gone."""
-        return self.host == socket.gethostname() and not _alive(self.pid)
+        return self.host == socket.gethostname() and not process_alive(self.pid)
 
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and datetime.fromisoformat(self.expires_at) <= now
@@ -191,16 +192,6 @@ class LeaseKeeper:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process, alive
-    return True
 
 
 def held_message(store: str, holder: Holder | None) -> str:

@@ -243,14 +243,15 @@ class Scheduler:
             "maintenance removes its leftover rows"
         )
         logger.warning("previous run did not finish: %s", reason)
-        self._status["last_failure"] = {
+        record = {
             "at": datetime.now(UTC).isoformat(),
             "run_id": current["run_id"],
             "outcome": "interrupted",
             "exit_code": EXIT_CODES["interrupted"],
             "reason": reason,
         }
-        self._status["current_run"] = None
+        self._status.update(last_run=record, last_failure=record, current_run=None)
+        self._status["consecutive_failures"] = int(self._status.get("consecutive_failures", 0)) + 1
 
     def _record(self, **changes: Any) -> None:
         self._status.update(changes)

@@ -4,7 +4,7 @@ One JSON object, replaced atomically (written to a temporary file in the same fo
 flushed, then renamed over the old one), so a reader never sees half a file::
 
     {
-      "state": "idle",                      # running | idle | stopped
+      "state": "idle",                      # running | idle | stopped (died: see observed)
       "pid": 4242, "host": "audit-1", "store": "s3://team-bucket/platform-audit",
       "cadence": "every 1h", "next_run": "2026-03-01T13:17:00+00:00",
       "consecutive_failures": 0,
@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +33,14 @@ from typing import Any
 
 from toolkit.errors import ConfigError
 
-__all__ = ["STATUS_VERSION", "check_writable", "read_status", "write_status"]
+__all__ = [
+    "STATUS_VERSION",
+    "check_writable",
+    "observed",
+    "process_alive",
+    "read_status",
+    "write_status",
+]
 
 STATUS_VERSION = 1
 
@@ -78,6 +86,41 @@ def write_status(path: Path, status: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
             Path(temp).unlink()
         raise
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host is running (someone else's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process, alive
+    return True
+
+
+def observed(status: dict[str, Any]) -> dict[str, Any]:
+    """``status`` as it stands now: a job recorded ``running`` or ``idle`` on this host
+    whose process has ended (``kill -9``, a crash, power loss) is ``died``, and ``died``
+    says what it left behind. A job on another host is taken at its word."""
+    state, pid = status.get("state"), status.get("pid")
+    if state not in ("running", "idle") or not isinstance(pid, int):
+        return status
+    if status.get("host") != socket.gethostname() or process_alive(pid):
+        return status
+    current = status.get("current_run") or {}
+    during = (
+        f"during run {current.get('run_id')}, whose snapshot did not commit unless "
+        "`platform-audit store ls` shows it (maintenance removes its leftover rows)"
+        if state == "running"
+        else "between runs"
+    )
+    died = (
+        f"the job (pid {pid} on {status.get('host')}) is no longer running: it ended without "
+        f"stopping {during}; the status file was last written at {status.get('updated_at')}. "
+        "Start it again; its next run records this as a failure"
+    )
+    return {**status, "state": "died", "died": died}
 
 
 def _now() -> str:
