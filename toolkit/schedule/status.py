@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import socket
+import stat
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,17 +47,34 @@ STATUS_VERSION = 1
 
 
 def read_status(path: Path) -> dict[str, Any]:
-    """The status file's object, or ``{}`` when it is missing or unreadable."""
+    """The status file's object, or ``{}`` when it is missing or unreadable, or is not a
+    regular file (read without following a link: its target's text is never copied into
+    the file the job writes)."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
         return {}
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return {}
+        try:
+            value = json.loads(handle.read().decode("utf-8"))
+        except (OSError, ValueError):
+            return {}
     return value if isinstance(value, dict) else {}
 
 
 def check_writable(path: Path) -> None:
     """Refuse a status file that cannot be written, before the job's first run rather than
-    in the middle of it (:class:`ConfigError` naming the setting)."""
+    in the middle of it (:class:`ConfigError` naming the setting); so is one that is a link
+    or not a regular file: the job replaces the file whole, never writes through a link."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        what = "a symbolic link" if path.is_symlink() else "not a regular file"
+        raise ConfigError(
+            f"the status file {path} is {what}: the job replaces its status file whole and "
+            "never writes through a link. Give the real path in [schedule] status_file or "
+            "--status-file, or remove it"
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
