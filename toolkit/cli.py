@@ -239,9 +239,20 @@ def sql(
     query: Annotated[str, typer.Argument(help="DuckDB SQL over the store's views.")],
     store: StoreOpt = None,
     format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+    allow_writes: Annotated[
+        bool,
+        typer.Option(
+            "--allow-writes",
+            help="Also run statements that can write files (COPY, EXPORT, ATTACH, SET, ...), "
+            "into the store too; without it, only queries that read run.",
+        ),
+    ] = False,
 ) -> None:
-    """Run SQL over every table's history view and its <table>_latest view."""
-    sql_command(query, store, format)
+    """Run SQL over every table's history view and its <table>_latest view.
+
+    Read-only unless --allow-writes: a select (show, describe, summarize, explain) runs, a
+    COPY ... TO or any other statement that can write a file is refused (exit 2)."""
+    sql_command(query, store, format, allow_writes=allow_writes)
 
 
 def _locked_snapshot(settings: Settings, *, as_of: datetime | None, quiet: bool) -> SnapshotRun:
