@@ -250,8 +250,7 @@ def sql(
 ) -> None:
     """Run SQL over every table's history view and its <table>_latest view.
 
-    Read-only unless --allow-writes: a select (show, describe, summarize, explain) runs, a
-    COPY ... TO or any other statement that can write a file is refused (exit 2)."""
+    Read-only unless --allow-writes: COPY ... TO and other statements that write exit 2."""
     sql_command(query, store, format, allow_writes=allow_writes)
 
 
