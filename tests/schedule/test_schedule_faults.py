@@ -289,6 +289,7 @@ def test_an_unexpected_error_after_the_snapshot_fails_the_run_and_the_job_goes_o
     status = job.status()
     assert status["state"] == "stopped" and status["current_run"] is None
     assert status["consecutive_failures"] == 2 and job.snapshots() == ["complete", "complete"]
+    assert status["last_maintenance"]["at"]  # the store is still kept up
     failure = status["last_failure"]
     assert failure["outcome"] == "error" and failure["exit_code"] == ExitCode.ERROR
     assert "unexpected error (TypeError in test_schedule_faults.py line" in failure["reason"]

@@ -164,8 +164,11 @@ def _run_phases(settings: Settings, outcome: RunOutcome, fault_hook: FaultHook |
         durations["audit_s"] = round(time.perf_counter() - started, 3)
         if result is not None:
             started = time.perf_counter()
-            _notify(settings, result, outcome)
-            _report(settings, result, outcome)
+            for output in (_notify, _report):  # one failing does not stop the other
+                try:
+                    output(settings, result, outcome)
+                except Exception as exc:
+                    unexpected(outcome, exc)
             durations["notify_report_s"] = round(time.perf_counter() - started, 3)
 
 

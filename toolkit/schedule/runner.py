@@ -188,7 +188,7 @@ class Scheduler:
             outcome = RunOutcome(run_id).fail("locked", str(exc))
         except Exception as exc:  # run_job catches its own: this is the lease's, or a bug here
             outcome = unexpected(RunOutcome(run_id), exc)
-        if outcome.outcome in ("ok", "partial") and not self.stop.is_set():
+        if _committed(outcome) and not self.stop.is_set():
             try:
                 self._maintain(outcome)
             except Exception as exc:  # its expected failures are warnings (see _maintain)
@@ -262,6 +262,15 @@ class Scheduler:
             cadence=self.cadence.describe(),
         )
         write_status(self.status_file, self._status)
+
+
+def _committed(outcome: RunOutcome) -> bool:
+    """Whether the run committed a snapshot and maintenance may follow: also when only
+    its notification or report failed on a bug, which would otherwise stop maintenance
+    for as long as the bug lasts."""
+    return outcome.outcome in ("ok", "partial") or (
+        outcome.outcome == "error" and outcome.snapshot_id is not None
+    )
 
 
 def _lost_during_run(why: str) -> str:
