@@ -83,8 +83,9 @@ def refuse_shared_folder(folder: Path, *, store: str) -> None:
     who = shared_with(info.st_mode, info.st_uid, info.st_gid)
     if who is None:
         return
+    named = "" if str(folder) == store else f" of store {store}"
     raise StoreUnavailable(
-        f"the store folder {folder} of store {store} is writable by {who} (mode "
+        f"the store folder {folder}{named} is writable by {who} (mode "
         f"{stat.S_IMODE(info.st_mode):04o}): any of them could replace its files, or leave "
         "a link there that the toolkit would write through. Make it writable by its owner "
         f"only (`chmod go-w {folder}`) and try again"
