@@ -259,9 +259,19 @@ def sql(
     query: Annotated[str, typer.Argument(help="DuckDB SQL over the store's views.")],
     store: StoreOpt = None,
     format: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+    allow_writes: Annotated[
+        bool,
+        typer.Option(
+            "--allow-writes",
+            help="Also run statements that can write files (COPY, EXPORT, ATTACH, SET, ...), "
+            "into the store too; without it, only queries that read run.",
+        ),
+    ] = False,
 ) -> None:
-    """Run SQL over every table's history view and its <table>_latest view."""
-    sql_command(query, store, format)
+    """Run SQL over every table's history view and its <table>_latest view.
+
+    Read-only unless --allow-writes: COPY ... TO and other statements that write exit 2."""
+    sql_command(query, store, format, allow_writes=allow_writes)
 
 
 def _locked_snapshot(settings: Settings, *, as_of: datetime | None, quiet: bool) -> SnapshotRun:

@@ -3,7 +3,8 @@
 Run it as a long-lived service (``--every 1h``), or once per tick of cron, a systemd timer
 or a Kubernetes CronJob (``--max-runs 1``); ``deploy/`` has all four recipes. The exit
 code is the last run's (``ExitCode``): 0 ok, 3 partial, 4 credential refused, 5 platform
-unavailable, 6 another job holds the store's lock, 7 store not writable, 2 configuration::
+unavailable, 6 another job holds the store's lock, 7 store not writable, 2 configuration,
+8 an unexpected error (a bug; the status file and the log say where), 130 interrupted::
 
     platform-audit schedule --every 1h --jitter 2m --log-format json
     platform-audit schedule --cron "17 * * * *"
@@ -13,8 +14,10 @@ unavailable, 6 another job holds the store's lock, 7 store not writable, 2 confi
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolkit.cli_options import ConfigOpt, StoreOpt, fail
+from toolkit.cli_stdout import writing_stdout
 from toolkit.config import load_settings
 from toolkit.errors import ConfigError, LockHeld, StoreError
 from toolkit.exit_codes import ExitCode
@@ -74,11 +78,21 @@ def schedule_command(
     log_format: Annotated[
         str, typer.Option("--log-format", help="text or json (one object per line), on stderr.")
     ] = "text",
+    status: Annotated[
+        bool,
+        typer.Option(
+            "--status",
+            help="Print the job's status file (a job whose process ended is 'died') and exit "
+            "with its last run's code (130 when it died); runs nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Snapshot, audit and maintain the store on a schedule; one job per store at a time."""
     from toolkit.schedule.logs import LOG_FORMATS, install_log_handler
     from toolkit.schedule.runner import Scheduler
 
+    if status:
+        raise typer.Exit(_show_status(config, status_file, every or cron or max_runs))
     if log_format not in LOG_FORMATS:
         raise fail(f"--log-format {log_format!r}: use text or json", ExitCode.CONFIG)
     try:
@@ -103,9 +117,48 @@ def schedule_command(
             logger.error("%s", exc, extra={"fields": {"exit_code": int(code)}})
             raise typer.Exit(int(code)) from None
         raise fail(str(exc), code) from None
+    except Exception as exc:  # a bug before the first run (the runs record their own)
+        logger.error(
+            "the job could not start: an unexpected error (%s); please report it as a bug "
+            "with this traceback",
+            type(exc).__name__,
+            exc_info=exc,
+            extra={"fields": {"exit_code": int(ExitCode.ERROR)}},
+        )
+        raise typer.Exit(int(ExitCode.ERROR)) from None
     finally:
         logging.getLogger("toolkit").removeHandler(handler)
     raise typer.Exit(code)
+
+
+def _show_status(config: Path | None, status_file: Path | None, running: object) -> int:
+    """``schedule --status``: the status file on stdout, as it stands now
+    (:func:`~toolkit.schedule.status.observed`); the exit code of its last run, or 130
+    (``INTERRUPTED``) when the job's process ended without stopping."""
+    from toolkit.schedule.status import observed, read_status
+
+    if running:
+        message = "--status runs nothing: give it without --every, --cron or --max-runs"
+        raise fail(message, ExitCode.CONFIG)
+    try:
+        path = status_file or load_settings(config).schedule.status_file
+    except ConfigError as exc:
+        raise fail(str(exc), ExitCode.CONFIG) from None
+    if not path.is_file():
+        raise fail(
+            f"no status file at {path}: no job has run with it yet (give --status-file or "
+            "[schedule] status_file as the job has it)",
+            ExitCode.CONFIG,
+        )
+    now = observed(read_status(path))
+    with writing_stdout():
+        sys.stdout.write(json.dumps(now, indent=2, sort_keys=True, default=str) + "\n")
+    if now.get("state") == "died":
+        typer.echo(f"died: {now['died']}", err=True)
+        return int(ExitCode.INTERRUPTED)
+    last = now.get("last_run") or {}
+    code = last.get("exit_code", 0)
+    return code if isinstance(code, int) else int(ExitCode.ERROR)
 
 
 def _cadence(

@@ -26,6 +26,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from toolkit.cli_options import StoreOpt, fail
+from toolkit.cli_sql import refuse_writes
 from toolkit.cli_stdout import console, writing_stdout
 from toolkit.config import load_settings
 from toolkit.errors import ConfigError, LockHeld, StoreError
@@ -271,11 +272,15 @@ def unlock(
     console.print(Text(message), soft_wrap=True)  # paths stay whole, to be copied
 
 
-def sql_command(query: str, store: str | None = None, format: str = "table") -> None:
+def sql_command(
+    query: str, store: str | None = None, format: str = "table", *, allow_writes: bool = False
+) -> None:
     """Run ``query`` over the store's views and print the result as a table, CSV or JSON.
 
     One statement per call: several would print only the last result, so they are refused,
-    as is a query with no statement (exit 2). ``describe NAME``, ``show NAME`` and
+    as is a query with no statement (exit 2). A statement that could write a file (the
+    store's own among them) is refused unless ``allow_writes`` (:mod:`toolkit.cli_sql`).
+    ``describe NAME``, ``show NAME`` and
     ``summarize NAME`` of a store view read that view, also where DuckDB alone reads the
     name as its own (``describe variables``: its session variables)."""
     if format not in ("table", "csv", "json"):
@@ -294,6 +299,8 @@ def sql_command(query: str, store: str | None = None, format: str = "table") -> 
             "shown: run one query per call"
         )
         raise fail(message, ExitCode.CONFIG)
+    if not allow_writes:
+        refuse_writes(statements[0])
     with _store_errors():
         con = _open(store).duckdb()
     try:

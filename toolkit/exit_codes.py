@@ -25,4 +25,5 @@ class ExitCode(enum.IntEnum):
     UNREACHABLE = 5  # the platform could not be reached or kept failing
     LOCKED = 6  # another job holds the store's lock (platform-audit schedule)
     STORE = 7  # the store could not be read or written: URL, credentials, disk, permissions
-    INTERRUPTED = 130  # a scheduled run stopped by a signal before its snapshot committed
+    ERROR = 8  # a scheduled run failed on an unexpected error (a bug): the status file says which
+    INTERRUPTED = 130  # a scheduled run stopped by a signal, or killed, before it finished

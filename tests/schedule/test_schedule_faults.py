@@ -268,3 +268,66 @@ def test_an_unexpected_audit_error_ends_the_run_recorded(
     reason = status["last_failure"]["reason"]
     assert "the audit failed (UnicodeDecodeError:" in reason
     assert status["last_run"]["snapshot_id"] in reason and job.snapshots() == ["complete"]
+
+
+def test_an_unexpected_error_after_the_snapshot_fails_the_run_and_the_job_goes_on(
+    job: Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in a phase after the commit (here: writing the report) once raised out of the
+    job: exit 1, no later run, and the status file left at "running" with 0 failures."""
+    import toolkit.report
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise TypeError("Invalid comparison between dtype=datetime64[s] and date")
+
+    monkeypatch.setattr(toolkit.report, "write_report", broken)
+    job.config.write_text(
+        job.config.read_text().replace("audit = false", 'audit = true\nreport = "out.md"')
+    )
+    result = job.run("--every", "0.1s", "--max-runs", "2", "--log-format", "json")
+    assert result.exit_code == ExitCode.ERROR, result.output
+    status = job.status()
+    assert status["state"] == "stopped" and status["current_run"] is None
+    assert status["consecutive_failures"] == 2 and job.snapshots() == ["complete", "complete"]
+    assert status["last_maintenance"]["at"]  # the store is still kept up
+    failure = status["last_failure"]
+    assert failure["outcome"] == "error" and failure["exit_code"] == ExitCode.ERROR
+    assert "unexpected error (TypeError in test_schedule_faults.py line" in failure["reason"]
+    assert f"after snapshot {failure['snapshot_id']} was committed" in failure["reason"]
+    said = "the run failed on an unexpected error"
+    logged = [line for line in json_lines(result.stderr) if line["message"] == said]
+    assert "datetime64[s]" in logged[0]["error"]  # the message and traceback: in the log
+
+
+def test_an_unexpected_error_in_maintenance_fails_the_run_recorded(
+    job: Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolkit.schedule.runner
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("tables")
+
+    monkeypatch.setattr(toolkit.schedule.runner, "maintain", broken)
+    scheduler = Scheduler(_settings(job, monkeypatch), cadence=Cadence.every(30), max_runs=1,
+                          status_file=job.status_file)  # fmt: skip
+    assert scheduler.run() == ExitCode.ERROR
+    status = job.status()
+    assert status["state"] == "stopped" and status["consecutive_failures"] == 1
+    assert "unexpected error (KeyError" in status["last_failure"]["reason"]
+
+
+def test_an_unexpected_error_between_runs_stops_the_job_recorded(
+    job: Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scheduler = Scheduler(_settings(job, monkeypatch), cadence=Cadence.every(30), max_runs=1,
+                          status_file=job.status_file)  # fmt: skip
+
+    def broken(due: datetime) -> bool:
+        raise RuntimeError("the clock went away")
+
+    monkeypatch.setattr(scheduler, "_wait_until", broken)
+    assert scheduler.run() == ExitCode.ERROR
+    status = job.status()
+    assert status["state"] == "stopped" and status["consecutive_failures"] == 1
+    assert "unexpected error (RuntimeError" in status["last_failure"]["reason"]
+    assert "the job stopped" in status["last_failure"]["reason"]

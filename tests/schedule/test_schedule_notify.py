@@ -143,6 +143,32 @@ def test_payload_names_open_findings_whose_waiver_ended_since_the_compared_snaps
     )["text"].startswith("platform-audit: 1 new finding at or above high")
 
 
+@pytest.mark.parametrize(
+    "expires",
+    [
+        pd.Series([None, None], dtype=object),  # no waiver at all: every value missing
+        pd.Series([pd.NaT, pd.NaT], dtype="datetime64[s]"),  # the same, as Arrow gives it
+        pd.Series([pd.Timestamp("2026-11-20", tz="UTC"), pd.NaT]),  # a zoned end date
+    ],
+)
+def test_waiver_end_dates_of_any_type_compare_with_the_compared_day(expires: pd.Series) -> None:
+    frame = _findings([("SEC001", "critical", "open", False), ("RES001", "high", "new", False)])
+    frame["waiver_expires"] = expires
+    frame["waiver_status"] = ["expired" if pd.notna(e) else None for e in expires]
+    frame["waiver_owner"] = ["sec" if pd.notna(e) else None for e in expires]
+    payload = build_payload(
+        frame,
+        min_severity="high",
+        store="s",
+        snapshot_id="x",
+        waivers_ended_since=date(2026, 11, 20),
+    )
+    assert payload is not None
+    ended = 1 if expires.notna().any() else 0
+    assert ("SEC001" in json.dumps(payload)) is bool(ended)
+    assert "RES001" in json.dumps(payload)
+
+
 def test_post_retries_5xx_and_429_then_succeeds(hook: str) -> None:
     Hook.statuses = [503, 429]
     attempts = post_payload(hook, {"text": "hi"}, max_attempts=4, backoff_s=0.01)
@@ -181,3 +207,15 @@ def test_a_scheduled_run_posts_its_new_findings_and_logs_no_secret(job: Job, hoo
     written += report.read_text()
     for secret in [*job.sim.keys.values(), "secretpart", *job.sim.canaries()]:
         assert secret not in written
+
+
+def test_every_scheduled_run_with_notify_after_the_first_succeeds(job: Job, hook: str) -> None:
+    """The second run compares against the first: its waiver end dates (none here) are
+    compared with that snapshot's day, which once raised a TypeError on every later run."""
+    job.configure('[notify]\nurl_env = "PLATFORM_AUDIT_WEBHOOK"\nmin_severity = "low"\n')
+    job.config.write_text(job.config.read_text().replace("audit = false", "audit = true"))
+    codes = [job.run("--max-runs", "1", PLATFORM_AUDIT_WEBHOOK=hook).exit_code for _ in range(2)]
+    assert codes == [ExitCode.OK, ExitCode.OK]
+    status = job.status()
+    assert status["consecutive_failures"] == 0 and "last_failure" not in status
+    assert status["last_run"]["notification"] in ("nothing new to send", "sent (1 attempt(s))")

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
+import socket
+import subprocess
+import sys
 import time
-from typing import TYPE_CHECKING
 
 from job_harness import Job, json_lines
 
 from toolkit.cli import ExitCode
 from toolkit.sim import FaultProfile
 from toolkit.snapshot import Store
-
-if TYPE_CHECKING:
-    import subprocess
 
 
 def _wait_for_running(job: Job, process: subprocess.Popen[str], timeout_s: float = 30) -> None:
@@ -86,3 +86,50 @@ def test_sigterm_while_waiting_stops_at_once(job: Job) -> None:
     assert process.returncode == ExitCode.OK
     assert time.monotonic() - started < 10
     assert job.status()["state"] == "stopped"
+
+
+def _dead_pid() -> int:
+    """The pid of a process of this host that has ended."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_a_job_that_died_is_shown_died_and_its_next_run_counts_the_failure(job: Job) -> None:
+    """`kill -9` left "running" and a dead pid: once read as a healthy job, and the next
+    run did not count it among the failures in a row."""
+    pid = _dead_pid()
+    left = {
+        "state": "running", "pid": pid, "host": socket.gethostname(),
+        "current_run": {"run_id": "r-killed", "pid": pid}, "consecutive_failures": 0,
+        "last_run": {"run_id": "r-before", "outcome": "ok", "exit_code": 0},
+        "updated_at": "2026-11-27T10:00:00+00:00",
+    }  # fmt: skip
+    job.status_file.write_text(json.dumps(left), encoding="utf-8")
+    shown = job.run("--status")
+    assert shown.exit_code == ExitCode.INTERRUPTED, shown.output
+    now = json.loads(shown.stdout)
+    assert now["state"] == "died" and f"pid {pid}" in now["died"] and "r-killed" in now["died"]
+    assert "died: the job" in shown.stderr
+    assert job.status() == left  # --status only reads
+
+    job.revoke("admin")  # the next run fails too: two failures in a row
+    result = job.run("--max-runs", "1", "--log-format", "json")
+    assert result.exit_code == ExitCode.AUTH, result.output
+    status = job.status()
+    assert status["consecutive_failures"] == 2 and status["state"] == "stopped"
+    told = [line for line in json_lines(result.stderr) if "did not finish" in line["message"]]
+    assert "run r-killed (pid " in told[0]["message"]
+
+
+def test_status_of_a_live_job_and_of_none(job: Job) -> None:
+    alive = {"state": "idle", "pid": os.getpid(), "host": socket.gethostname(),
+             "last_run": {"outcome": "partial", "exit_code": 3}}  # fmt: skip
+    job.status_file.write_text(json.dumps(alive), encoding="utf-8")
+    shown = job.run("--status")
+    assert shown.exit_code == ExitCode.PARTIAL and json.loads(shown.stdout) == alive
+    job.status_file.unlink()
+    missing = job.run("--status")
+    assert missing.exit_code == ExitCode.CONFIG
+    assert f"no status file at {job.status_file}" in " ".join(missing.stderr.split())
+    assert job.run("--status", "--max-runs", "1").exit_code == ExitCode.CONFIG

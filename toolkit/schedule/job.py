@@ -13,8 +13,10 @@ from __future__ import annotations
 import logging
 import os
 import time
+import traceback
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deltalake.exceptions import DeltaError
@@ -31,14 +33,12 @@ from toolkit.exit_codes import ExitCode
 from toolkit.report_formats import format_of
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from toolkit.audit import AuditResult
     from toolkit.config import Settings
     from toolkit.snapshot import FaultHook
     from toolkit.snapshot_job import SnapshotRun
 
-__all__ = ["EXIT_CODES", "RunOutcome", "run_job"]
+__all__ = ["EXIT_CODES", "RunOutcome", "run_job", "unexpected"]
 
 logger = logging.getLogger("toolkit.schedule")
 
@@ -52,9 +52,11 @@ EXIT_CODES = {
     "locked": int(ExitCode.LOCKED),
     "store": int(ExitCode.STORE),
     "interrupted": int(ExitCode.INTERRUPTED),
+    "error": int(ExitCode.ERROR),
 }
 FATAL = frozenset({"auth", "config", "locked"})  # no later run succeeds without a person
-TRANSIENT = frozenset({"unavailable", "store"})  # retried after a backoff
+# retried after a backoff; "error" too: a bug met once (a reply, a date) may not recur
+TRANSIENT = frozenset({"unavailable", "store", "error"})
 
 
 @dataclass
@@ -96,18 +98,64 @@ class RunOutcome:
 
 
 def run_job(settings: Settings, *, run_id: str, fault_hook: FaultHook | None = None) -> RunOutcome:
-    """Probe the platform, take a snapshot, audit it, tell the webhook, write the report."""
+    """Probe the platform, take a snapshot, audit it, tell the webhook, write the report.
+
+    Never raises an :class:`Exception`: one that no phase expects fails the run as
+    ``error`` (:func:`unexpected`), keeping the id of a snapshot committed before it."""
     outcome = RunOutcome(run_id)
+    try:
+        _run_phases(settings, outcome, fault_hook)
+    except Exception as exc:  # a run must end recorded, never left "running"
+        unexpected(outcome, exc)
+    return outcome
+
+
+def unexpected(
+    outcome: RunOutcome, exc: Exception, *, then: str = "the next run tries again"
+) -> RunOutcome:
+    """Fail ``outcome`` as ``error`` (exit 8) for an exception nothing expected: a bug.
+
+    The message and traceback go to the log, whose handler masks secrets; the reason, which
+    the status file keeps as it is, names only the exception's type and where it was raised
+    (an exception's message may quote a URL or a value)."""
+    logger.error(
+        "the run failed on an unexpected error",
+        exc_info=exc,
+        extra={"fields": {"run_id": outcome.run_id}},
+    )
+    committed = (
+        f"after snapshot {outcome.snapshot_id} was committed (it is kept)"
+        if outcome.snapshot_id
+        else "before a snapshot was committed"
+    )
+    return outcome.fail(
+        "error",
+        f"the run failed on an unexpected error ({type(exc).__name__}{_raised_at(exc)}) "
+        f"{committed}; {then}. The log has its message and traceback: "
+        "please report it as a bug with them",
+    )
+
+
+def _raised_at(exc: BaseException) -> str:
+    """`` in FILE line N, FUNCTION`` of the frame that raised ``exc``, or nothing."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" in {Path(last.filename).name} line {last.lineno}, {last.name}"
+
+
+def _run_phases(settings: Settings, outcome: RunOutcome, fault_hook: FaultHook | None) -> None:
     durations: dict[str, float] = {}
     outcome.fields["durations"] = durations
     started = time.perf_counter()
     if not _probe(settings, outcome):
         durations["probe_s"] = round(time.perf_counter() - started, 3)
-        return outcome
+        return
     durations["probe_s"] = round(time.perf_counter() - started, 3)
     run = _snapshot(settings, outcome, fault_hook)
     if run is None:
-        return outcome
+        return
     durations["crawl_s"] = round(run.result.duration_s, 3)
     durations["write_s"] = round(run.write_s, 3)
     if settings.schedule.audit:
@@ -116,10 +164,12 @@ def run_job(settings: Settings, *, run_id: str, fault_hook: FaultHook | None = N
         durations["audit_s"] = round(time.perf_counter() - started, 3)
         if result is not None:
             started = time.perf_counter()
-            _notify(settings, result, outcome)
-            _report(settings, result, outcome)
+            for output in (_notify, _report):  # one failing does not stop the other
+                try:
+                    output(settings, result, outcome)
+                except Exception as exc:
+                    unexpected(outcome, exc)
             durations["notify_report_s"] = round(time.perf_counter() - started, 3)
-    return outcome
 
 
 def _probe(settings: Settings, outcome: RunOutcome) -> bool:

@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
 from toolkit.errors import LockHeld, ScheduleError, StoreUnavailable
+from toolkit.schedule.local_files import open_unlinked, refuse_shared_folder
+from toolkit.schedule.status import process_alive
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -85,7 +87,7 @@ class Holder:
 
     def is_dead_here(self) -> bool:
         """True when this holder ran on this host and its process is gone."""
-        return self.host == socket.gethostname() and not _alive(self.pid)
+        return self.host == socket.gethostname() and not process_alive(self.pid)
 
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and datetime.fromisoformat(self.expires_at) <= now
@@ -120,7 +122,8 @@ def acquire_lock(
         return LeaseLock(f"{store_url.rstrip('/')}/{S3_LOCK_NAME}", owner, ttl_s, options)
     root = Path(store_url.removeprefix("file://")).expanduser()
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        root.mkdir(mode=0o755, parents=True, exist_ok=True)
+        refuse_shared_folder(root, store=store_url)
         return _FileLock(root / LOCAL_LOCK_NAME, owner, store_url)
     except OSError as exc:  # a path that cannot be a folder, or no permission
         raise StoreUnavailable(
@@ -193,16 +196,6 @@ class LeaseKeeper:
         self._thread.join()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process, alive
-    return True
-
-
 def held_message(store: str, holder: Holder | None) -> str:
     """What :class:`LockHeld` says when ``holder`` (None: unknown) holds ``store``'s lock."""
     who = holder.describe() if holder else "another process"
@@ -254,7 +247,7 @@ def unlock(
         return unlock_lease(store_url, f"{store_url.rstrip('/')}/{S3_LOCK_NAME}", options, force)
     path = Path(store_url.removeprefix("file://")).expanduser() / LOCAL_LOCK_NAME
     try:
-        handle = path.open("r+", encoding="utf-8")
+        handle = _open_lock_file(path, create=False)
     except FileNotFoundError:
         return Unlocked(store_url, None, None)  # no job has ever locked this store
     with handle:
@@ -279,10 +272,16 @@ def unlock(
     return Unlocked(store_url, previous, "gone" if previous else None)
 
 
+def _open_lock_file(path: Path, *, create: bool = True) -> IO[str]:
+    """The lock file, never through a link (:func:`open_unlinked`)."""
+    descriptor = open_unlinked(path, what="the store's lock file", create=create)
+    return os.fdopen(descriptor, "r+", encoding="utf-8")
+
+
 class _FileLock:
     def __init__(self, path: Path, owner: str, store: str) -> None:
         self._path = path
-        self._handle: IO[str] | None = path.open("a+", encoding="utf-8")
+        self._handle: IO[str] | None = _open_lock_file(path)
         try:
             fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

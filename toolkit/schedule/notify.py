@@ -54,12 +54,20 @@ def new_findings(
     mask = findings.state.isin(WORSENED)
     if waivers_ended_since is not None and "waiver_expires" in findings:
         ended = findings.waiver_status.eq("expired") & findings.state.eq("open")
-        mask |= ended & (pd.to_datetime(findings.waiver_expires).dt.date >= waivers_ended_since)
+        mask |= ended & (_end_days(findings.waiver_expires) >= pd.Timestamp(waivers_ended_since))
     chosen = findings[mask & ~findings.waived.astype(bool) & findings.severity.isin(wanted)]
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return chosen.sort_values(
         by=["severity", "check_id"], key=lambda c: c.map(order) if c.name == "severity" else c
     )
+
+
+def _end_days(expires: pd.Series) -> pd.Series:
+    """Waiver end dates as naive midnights, missing ones as NaT (which compares False).
+
+    Compared as timestamps, not ``.dt.date``: a column with no date in it stays
+    ``datetime64`` there, and a ``datetime64`` column does not compare with a ``date``."""
+    return pd.to_datetime(expires, utc=True).dt.tz_localize(None).dt.normalize()
 
 
 def build_payload(

@@ -28,7 +28,7 @@ from deltalake.exceptions import DeltaError
 
 from toolkit.errors import ScheduleError, StoreError
 from toolkit.schedule.cadence import Cadence, backoff_delay
-from toolkit.schedule.job import EXIT_CODES, RunOutcome, run_job
+from toolkit.schedule.job import EXIT_CODES, RunOutcome, run_job, unexpected
 from toolkit.schedule.lock import LeaseKeeper, acquire_lock, renew_every_s, renew_or_warn
 from toolkit.schedule.maintenance import maintain, maintenance_due
 from toolkit.schedule.status import check_writable, read_status, write_status
@@ -85,7 +85,21 @@ class Scheduler:
                 self.settings.store_url,
                 extra={"fields": {"pid": os.getpid(), "max_runs": self.max_runs}},
             )
-            return self._loop()
+            try:
+                return self._loop()
+            except Exception as exc:  # between runs: the status file itself, or a bug
+                return self._end_unexpectedly(exc)
+
+    def _end_unexpectedly(self, exc: Exception) -> int:
+        """Stop the job on an exception outside any run, recorded as far as the status file
+        can still be written; exit 8 (``ExitCode.ERROR``)."""
+        outcome = unexpected(RunOutcome(uuid.uuid4().hex[:16]), exc, then="the job stopped")
+        try:
+            self._status["state"] = "stopped"
+            self._finish(outcome)
+        except Exception:  # the status file cannot be written: the log says so
+            logger.exception("the status file %s could not be written", self.status_file)
+        return outcome.exit_code
 
     def _loop(self) -> int:
         runs, failures, code = 0, 0, EXIT_CODES["ok"]
@@ -172,8 +186,13 @@ class Scheduler:
             )
         except ScheduleError as exc:
             outcome = RunOutcome(run_id).fail("locked", str(exc))
-        if outcome.outcome in ("ok", "partial") and not self.stop.is_set():
-            self._maintain(outcome)
+        except Exception as exc:  # run_job catches its own: this is the lease's, or a bug here
+            outcome = unexpected(RunOutcome(run_id), exc)
+        if _committed(outcome) and not self.stop.is_set():
+            try:
+                self._maintain(outcome)
+            except Exception as exc:  # its expected failures are warnings (see _maintain)
+                unexpected(outcome, exc)
         outcome.fields["duration_s"] = round(time.perf_counter() - started, 3)
         self._finish(outcome)
         return outcome
@@ -224,14 +243,15 @@ class Scheduler:
             "maintenance removes its leftover rows"
         )
         logger.warning("previous run did not finish: %s", reason)
-        self._status["last_failure"] = {
+        record = {
             "at": datetime.now(UTC).isoformat(),
             "run_id": current["run_id"],
             "outcome": "interrupted",
             "exit_code": EXIT_CODES["interrupted"],
             "reason": reason,
         }
-        self._status["current_run"] = None
+        self._status.update(last_run=record, last_failure=record, current_run=None)
+        self._status["consecutive_failures"] = int(self._status.get("consecutive_failures", 0)) + 1
 
     def _record(self, **changes: Any) -> None:
         self._status.update(changes)
@@ -242,6 +262,15 @@ class Scheduler:
             cadence=self.cadence.describe(),
         )
         write_status(self.status_file, self._status)
+
+
+def _committed(outcome: RunOutcome) -> bool:
+    """Whether the run committed a snapshot and maintenance may follow: also when only
+    its notification or report failed on a bug, which would otherwise stop maintenance
+    for as long as the bug lasts."""
+    return outcome.outcome in ("ok", "partial") or (
+        outcome.outcome == "error" and outcome.snapshot_id is not None
+    )
 
 
 def _lost_during_run(why: str) -> str:
