@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from toolkit.snapshot.redaction import MASK, SECRET_NAME, scrub_text
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import TABLES
+from toolkit.snapshot.secret_names import SECRET_NAME
+from toolkit.snapshot.text_scrub import MASK, scrub_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
