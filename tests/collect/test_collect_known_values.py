@@ -59,6 +59,19 @@ def test_masking_is_exact_longest_first_and_never_shows_a_value() -> None:
     assert not known and known.mask("k7P2xR9sLq4N") == "k7P2xR9sLq4N"
 
 
+@pytest.mark.parametrize("min_length", [4, 5, 8, 9, 12])
+def test_a_value_is_found_at_any_offset_whatever_the_threshold(min_length: int) -> None:
+    """Text is looked up only at every few positions: a value must be found wherever it sits."""
+    known = KnownValues(min_length)
+    values = [("Q" + "x7k" * 9)[: min_length + n - 1] + "Z" for n in range(4)]
+    for value in values:
+        known.add(value)
+    for value in values:
+        for offset in range(min_length + 2):
+            text = "-" * offset + value + "-" * 3
+            assert known.mask(text) == "-" * offset + "***" + "-" * 3, (value, offset)
+
+
 def test_the_threshold_is_configurable_and_bounded(tmp_path: Path) -> None:
     assert KnownValues(min_length=6).worth_masking(SHORT_VALUE)
     with pytest.raises(ValueError, match="4 or more"):
