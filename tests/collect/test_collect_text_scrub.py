@@ -8,7 +8,12 @@ import pytest
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, CheckSpec
 from toolkit.audit.check_run import VIEWS
-from toolkit.snapshot.secret_names import NOT_SECRET_NAMES, SECRET_NAMES, secret_name
+from toolkit.snapshot.secret_names import (
+    CREDENTIAL_WORDS,
+    NOT_SECRET_NAMES,
+    SECRET_NAMES,
+    secret_name,
+)
 from toolkit.snapshot.text_scrub import FORMS, REFERENCE_MARK, Form, scrub_text, writes_credential
 
 
@@ -145,3 +150,27 @@ def test_the_variable_checks_and_the_scrubber_share_one_secret_name(check: str) 
         if secret:  # every name the checks call a secret's has its value masked in free text
             assert scrub_text(f"retry with {name}=s3cr3t-v4lue") == f"retry with {name}=***"
     assert sum(judged.values()) >= 10 and not all(judged.values())
+
+
+def _sql(*views: str) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    for view in views:
+        con.execute((VIEWS / f"{view}.sql").read_text(encoding="utf-8"))
+    return con
+
+
+@pytest.mark.parametrize("form", FORMS, ids=[form.name for form in FORMS])
+def test_the_sql_scrubber_of_older_stores_masks_every_form(form: Form) -> None:
+    match = form.pattern.search(form.example)
+    assert match is not None
+    con = _sql("credential_words", "scrubbed")
+    [(scrubbed,)] = con.execute("select scrubbed($t)", {"t": form.example}).fetchall()
+    assert match["value"] not in scrubbed, scrubbed
+
+
+def test_the_sql_credential_words_stem_every_credential_word_and_secret_name() -> None:
+    [(words,)] = _sql("credential_words").execute("select credential_words()").fetchall()
+    stems = words.split("|")
+    assert all(any(stem in word for stem in stems) for word in CREDENTIAL_WORDS)
+    assert all(any(stem in word for word in CREDENTIAL_WORDS) for stem in stems)
+    assert all(any(stem in pattern for stem in stems) for pattern in SECRET_NAMES)
