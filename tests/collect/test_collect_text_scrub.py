@@ -8,6 +8,7 @@ import pytest
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, CheckSpec
 from toolkit.audit.check_run import VIEWS
+from toolkit.collect.conform import extra_json
 from toolkit.snapshot.secret_names import (
     CREDENTIAL_WORDS,
     NOT_SECRET_NAMES,
@@ -174,3 +175,8 @@ def test_the_sql_credential_words_stem_every_credential_word_and_secret_name() -
     assert all(any(stem in word for stem in stems) for word in CREDENTIAL_WORDS)
     assert all(any(stem in word for word in CREDENTIAL_WORDS) for stem in stems)
     assert all(any(stem in pattern for stem in stems) for pattern in SECRET_NAMES)
+
+
+def test_unknown_fields_named_as_the_checks_name_secrets_lose_their_value() -> None:
+    stored = extra_json({"app_key": "k7P2xR9s", "settings": {"MASTER_KEY": "x1", "port": 80}})
+    assert stored == '{"app_key":"***","settings":{"MASTER_KEY":"***","port":80}}'

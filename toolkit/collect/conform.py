@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import TABLES
-from toolkit.snapshot.secret_names import SECRET_NAME
+from toolkit.snapshot.secret_names import SECRET_NAME, secret_name
 from toolkit.snapshot.text_scrub import MASK, scrub_text
 
 if TYPE_CHECKING:
@@ -293,8 +293,9 @@ def unknown_fields(record: Mapping[str, Any], known: Iterable[str]) -> dict[str,
 def extra_json(fields: Mapping[str, Any]) -> str | None:
     """Unknown fields as a JSON object with sorted keys; None when there are none.
 
-    Members whose names suggest a credential (`secret`, `token`, `password`...) keep their
-    name but lose their value, at any depth: an unknown field is unreviewed by definition.
+    Members whose names suggest a credential (`secret`, `token`, `password`...) or are a
+    secret's name as the variable checks judge it (`app_key`) keep their name but lose
+    their value, at any depth: an unknown field is unreviewed by definition.
     Other strings are scrubbed like free text (`scrub_text`). Empty nested objects are left
     out.
     """
@@ -307,11 +308,17 @@ def extra_json(fields: Mapping[str, Any]) -> str | None:
 def _mask(value: Any) -> Any:
     if isinstance(value, dict):
         return {
-            _key(str(k)): MASK if SECRET_NAME.search(str(k)) else _mask(v) for k, v in value.items()
+            _key(str(k)): MASK if _secret_member(str(k)) else _mask(v) for k, v in value.items()
         }
     if isinstance(value, list):
         return [_mask(item) for item in value]
     return scrub_text(value) if isinstance(value, str) else value
+
+
+def _secret_member(name: str) -> bool:
+    """A member name that suggests a credential, read broadly, or a secret's name as the
+    variable checks read it (``app_key``, ``DBPASSWORD``)."""
+    return bool(SECRET_NAME.search(name)) or secret_name(name)
 
 
 def _key(name: str) -> str:
