@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
     from toolkit.api import ClientConfig
     from toolkit.collect.conform import Row, Rows
-    from toolkit.collect.row_buffer import TableData
     from toolkit.config import Settings
     from toolkit.snapshot.redaction import Fingerprinter
 
@@ -250,11 +249,12 @@ async def crawl_async(
     for rows in (*audited_rows, probed):
         for table, found in rows.items():
             crawler.rows.extend(table, found)
+    after = client.stats()
+    extra_calls = sum(c.stats().requests for c in (audited or {}).values())
     tables = finish_tables(crawler.rows)
     known.mask_tables(tables)  # all rows are in: text read before its variable is masked too
     known.clear()
-    after = client.stats()
-    extra_calls = sum(c.stats().requests for c in (audited or {}).values())
+    errors = tables["collection_errors"]
     result = CrawlResult(
         status="partial" if crawler.failed else "complete",
         credential=credential,
@@ -265,7 +265,7 @@ async def crawl_async(
         calls=after.requests - before.requests + extra_calls,
         planned=(*crawler.planned, *(_ME for _ in audited_rows)),
         critical_path=crawler.depth,
-        errors=tuple(_rows(tables["collection_errors"])),
+        errors=tuple(errors if isinstance(errors, list) else errors.to_pylist()),
         stats=after,
         retries=after.retries_total - before.retries_total,
         extra={"fingerprint_key": fingerprints.key_id},  # which key its fingerprints are under
@@ -279,10 +279,6 @@ async def crawl_async(
         result.duration_s,
     )
     return CrawlOutput(tables, result)
-
-
-def _rows(data: TableData) -> list[Row]:
-    return data if isinstance(data, list) else data.to_pylist()
 
 
 def crawl(
