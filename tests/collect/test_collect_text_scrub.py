@@ -69,6 +69,7 @@ def test_each_form_masks_its_own_example(form: Form) -> None:
             "--password-file=/run/secrets/db --password ***",
         ),
         ('"Proxy-Authorization": "Basic x1"', '"Proxy-Authorization": "Basic ***"'),
+        ('./app --password "two words" -v', "./app --password *** -v"),
     ],
 )
 def test_credential_forms_are_masked(text: str, scrubbed: str) -> None:

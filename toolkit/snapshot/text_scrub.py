@@ -166,7 +166,8 @@ FORMS: tuple[Form, ...] = (
     Form(
         "--name value flag",
         re.compile(
-            r"(?P<flag>(?<![\w-])--?(?P<name>[A-Za-z][A-Za-z0-9_.-]*)) +(?P<value>[^\s-]\S*)"
+            r"(?P<flag>(?<![\w-])--?(?P<name>[A-Za-z][A-Za-z0-9_.-]*)) +"
+            r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s-]\S*)"
         ),
         "./worker --api-key k3y --queue jobs -v",
         "./worker --api-key *** --queue jobs -v",

@@ -21,5 +21,6 @@ regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regex
     '\b(Bearer|Basic) +[A-Za-z0-9._~+/=-]{8,}', '\1 ***', 'g'),
     '((?:^|[^A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?:' || credential_words() || ')[A-Za-z0-9_.-]*'
         || '["'']?[ \t]*[=:][ \t]*["'']?)[^&;,\s"''/][^&;,\s"'']*', '\1***', 'gi'),
-    '((?:^|\s)--?[A-Za-z0-9_.-]*(?:' || credential_words() || ')[A-Za-z0-9_.-]*) +[^\s-]\S*',
+    '((?:^|\s)--?[A-Za-z0-9_.-]*(?:' || credential_words() || ')[A-Za-z0-9_.-]*) +'
+        || '(?:"[^"]*"|''[^'']*''|[^\s-]\S*)',
     '\1 ***', 'gi')
