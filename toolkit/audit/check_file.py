@@ -16,9 +16,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from toolkit.audit.check_values import checked_value
+from toolkit.audit.check_values import checked_value, shared_default
 from toolkit.errors import CheckDefinitionError
-from toolkit.snapshot.secret_names import NOT_SECRET_NAMES, SECRET_NAMES
 from toolkit.text_file import NotUtf8, read_utf8
 
 if TYPE_CHECKING:
@@ -30,7 +29,6 @@ __all__ = [
     "HISTORIES",
     "OUTPUT_COLUMNS",
     "SEVERITIES",
-    "SHARED_DEFAULTS",
     "STATUSES",
     "CheckParam",
     "CheckSpec",
@@ -89,13 +87,6 @@ _NOT_CODE = re.compile(
     re.DOTALL,
 )
 _PARAM_REF = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-SHARED_DEFAULTS = MappingProxyType(
-    {"SECRET_NAMES": ",".join(SECRET_NAMES), "NOT_SECRET_NAMES": ",".join(NOT_SECRET_NAMES)}
-)
-"""Defaults defined once in code and named in a header as ``{NAME}`` (``-- param:
-secret_names = {SECRET_NAMES} | ...``): what a secret's name is, which the free-text
-scrubber reads too (:mod:`toolkit.snapshot.secret_names`)."""
-_SHARED = re.compile(r"\{(?P<name>[A-Z_]+)\}")
 
 
 @dataclass(frozen=True)
@@ -348,15 +339,7 @@ def _param(text: str, path: Path) -> CheckParam:
         raise CheckDefinitionError(
             f"{path}: param line {text!r} must read 'name = default | one sentence'"
         )
-    raw = match["default"]
-    shared = _SHARED.fullmatch(raw)
-    if shared:
-        if shared["name"] not in SHARED_DEFAULTS:
-            raise CheckDefinitionError(
-                f"{path}: param {match['name']} defaults to {raw}, which names no shared "
-                f"default; use one of {', '.join(f'{{{n}}}' for n in SHARED_DEFAULTS)} or a value"
-            )
-        raw = SHARED_DEFAULTS[shared["name"]]
+    raw = shared_default(match["default"], f"{path}: param {match['name']}")
     default: int | float | str
     try:
         default = int(raw)
