@@ -9,6 +9,7 @@ import pytest
 
 from toolkit.collect import CrawlOptions
 from toolkit.config import example_config, load_settings
+from toolkit.config_collect import COLLECT_KEYS
 from toolkit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def test_the_example_documents_the_defaults(tmp_path: Path) -> None:
     """Each [collect] key of the example, uncommented, is the crawl's default."""
     section = example_config().split("[collect]\n", 1)[1].split("\n[", 1)[0]
     settings = re.findall(r"^# ([a-z_]+ = .+)$", section, flags=re.MULTILINE)
-    assert len(settings) == 4, section
+    assert len(settings) == len(COLLECT_KEYS), section  # every key, once
     path = write(tmp_path, "[collect]\n" + "\n".join(settings) + "\n")
     assert load_settings(path, environ={}).collect == CrawlOptions()
 

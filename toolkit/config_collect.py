@@ -29,7 +29,11 @@ COLLECT_KEYS: dict[str, type | tuple[type, ...]] = {
     "replica_level": str,
     "volume_level": str,
     "verify_scope": bool,
+    "value_mask_min_length": int,
 }
+# The least value_mask_min_length (toolkit.collect.known_values.MIN_LENGTH_FLOOR, kept here
+# so that reading the settings does not import the crawl).
+_MIN_VALUE_MASK = 4
 # The levels CrawlOptions accepts for the lists it asks once per team, project, ...
 _LEVELS = {
     "replica_level": ("team", "project", "environment", "service"),
@@ -50,6 +54,11 @@ def collect_from_file(table: Mapping[str, Any], source: Path | None) -> CrawlOpt
         raise ConfigError(
             f"{where} deployment_depth must be 0 or more (0 reads only the deployments each "
             "service lists)"
+        )
+    if table.get("value_mask_min_length", _MIN_VALUE_MASK) < _MIN_VALUE_MASK:
+        raise ConfigError(
+            f"{where} value_mask_min_length must be {_MIN_VALUE_MASK} or more (shorter values "
+            "would mask ordinary words in messages); the default is 8"
         )
     for key, levels in _LEVELS.items():
         if key in table and table[key] not in levels:

@@ -51,6 +51,7 @@ def write_check(folder: Path, name: str, sql: str = GOOD_SQL, **header: str) -> 
         ("USR001", {"owner": "me"}, "unknown header key"),
         ("USR001", {"history": "week"}, "history 'week' is not one of snapshot, previous, all"),
         ("USR001", {"param": "threshold 5"}, "must read 'name = default | one sentence'"),
+        ("USR001", {"param": "names = {NAMES} | names"}, "no shared default; use one of {SEC"),
         ("usr001", {"id": "usr001"}, "must look like RES001"),
     ],
 )

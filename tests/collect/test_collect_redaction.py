@@ -256,7 +256,7 @@ def test_no_webhook_finding_echoes_the_stored_path(check_id: str) -> None:
         ("Back-off restarting failed container", "Back-off restarting failed container"),
         (
             "401: Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.x9 rejected",
-            "401: Authorization: *** *** rejected",
+            "401: Authorization: Bearer *** rejected",
         ),
         ("proxy sent Basic dXNlcjpwYXNz", "proxy sent Basic ***"),
         ("Basic authentication failed", "Basic authentication failed"),

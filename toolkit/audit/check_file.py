@@ -16,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from toolkit.audit.check_values import checked_value
+from toolkit.audit.check_values import checked_value, shared_default
 from toolkit.errors import CheckDefinitionError
 from toolkit.text_file import NotUtf8, read_utf8
 
@@ -339,7 +339,7 @@ def _param(text: str, path: Path) -> CheckParam:
         raise CheckDefinitionError(
             f"{path}: param line {text!r} must read 'name = default | one sentence'"
         )
-    raw = match["default"]
+    raw = shared_default(match["default"], f"{path}: param {match['name']}")
     default: int | float | str
     try:
         default = int(raw)

@@ -11,6 +11,7 @@ and the config file named, not mid-audit with the built-in check's file blamed::
   check would never alarm); one whose default is positive takes no negative number;
 - a whole-number default takes a whole number (``7.0`` reads as 7) of at most
   :data:`MAX_WHOLE` (DuckDB's day counts and intervals overflow beyond);
+- a default written ``{NAME}`` is one of :data:`SHARED_DEFAULTS`, defined once in code;
 - a text default takes text; a regular expression (:attr:`CheckParam.regex`) must compile
   as DuckDB's RE2 reads it and may not be empty (it would match every name); a comma list
   (:attr:`CheckParam.listed`) may hold no empty item.
@@ -20,18 +21,43 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from toolkit.errors import CheckDefinitionError
+from toolkit.snapshot.secret_names import NOT_SECRET_NAMES, SECRET_NAMES
 
 if TYPE_CHECKING:
     from toolkit.audit.check_file import CheckParam
 
-__all__ = ["MAX_WHOLE", "checked_value", "regex_problem"]
+__all__ = ["MAX_WHOLE", "SHARED_DEFAULTS", "checked_value", "regex_problem", "shared_default"]
 
 MAX_WHOLE = 10_000_000
 """The largest whole-number threshold: ten million days is 27,000 years, and DuckDB's dates
 overflow at about a hundred million days."""
+SHARED_DEFAULTS = MappingProxyType(
+    {"SECRET_NAMES": ",".join(SECRET_NAMES), "NOT_SECRET_NAMES": ",".join(NOT_SECRET_NAMES)}
+)
+"""Defaults defined once in code and named in a header as ``{NAME}`` (``-- param:
+secret_names = {SECRET_NAMES} | ...``): what a secret's name is, which the free-text
+scrubber reads too (:mod:`toolkit.snapshot.secret_names`)."""
+_SHARED = re.compile(r"\{(?P<name>[A-Z_]+)\}")
+
+
+def shared_default(raw: str, param: str) -> str:
+    """A header's default as written, or the shared default its ``{NAME}`` names; ``param``
+    (``<file>: param <name>``) names it in the error for a name that is not one."""
+    shared = _SHARED.fullmatch(raw)
+    if shared is None:
+        return raw
+    if shared["name"] not in SHARED_DEFAULTS:
+        known = ", ".join(f"{{{name}}}" for name in SHARED_DEFAULTS)
+        raise CheckDefinitionError(
+            f"{param} defaults to {raw}, which names no shared default; use one of {known} "
+            "or write the value"
+        )
+    return SHARED_DEFAULTS[shared["name"]]
 
 
 def checked_value(check_id: str, param: CheckParam, value: object, where: str) -> object:

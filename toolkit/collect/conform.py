@@ -35,9 +35,10 @@ import pyarrow as pa
 
 from toolkit.collect.aliases import kind_of_table
 from toolkit.collect.free_text import stored_text
-from toolkit.snapshot.redaction import MASK, SECRET_NAME
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import TABLES
+from toolkit.snapshot.secret_names import SECRET_NAME, secret_name
+from toolkit.snapshot.text_scrub import MASK
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -317,8 +318,9 @@ def unknown_fields(record: Mapping[str, Any], known: Iterable[str]) -> dict[str,
 def extra_json(fields: Mapping[str, Any]) -> str | None:
     """Unknown fields as a JSON object with sorted keys; None when there are none.
 
-    Members whose names suggest a credential (`secret`, `token`, `password`...) keep their
-    name but lose their value, at any depth: an unknown field is unreviewed by definition.
+    Members whose names suggest a credential (`secret`, `token`, `password`...) or are a
+    secret's name as the variable checks judge it (`app_key`) keep their name but lose
+    their value, at any depth: an unknown field is unreviewed by definition.
     Other strings are scrubbed and capped like free text (`stored_text`). Empty nested
     objects are left out.
     """
@@ -331,11 +333,17 @@ def extra_json(fields: Mapping[str, Any]) -> str | None:
 def _mask(value: Any) -> Any:
     if isinstance(value, dict):
         return {
-            _key(str(k)): MASK if SECRET_NAME.search(str(k)) else _mask(v) for k, v in value.items()
+            _key(str(k)): MASK if _secret_member(str(k)) else _mask(v) for k, v in value.items()
         }
     if isinstance(value, list):
         return [_mask(item) for item in value]
     return stored_text(value) if isinstance(value, str) else value
+
+
+def _secret_member(name: str) -> bool:
+    """A member name that suggests a credential, read broadly, or a secret's name as the
+    variable checks read it (``app_key``, ``DBPASSWORD``)."""
+    return bool(SECRET_NAME.search(name)) or secret_name(name)
 
 
 def _key(name: str) -> str:

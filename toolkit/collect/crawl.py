@@ -5,7 +5,9 @@ client's concurrency; the client keeps its own semaphore, rate limit and retries
 hierarchy is listed first so that work spreads out early. Each distinct GET is made once
 per crawl. A failed call becomes a `collection_errors` row (404: not visible to this
 credential) and makes the result `partial`; a 401 on the collecting credential stops
-everything with `CollectionAborted`, and nothing is returned for committing.
+everything with `CollectionAborted`, and nothing is returned for committing. Once every row
+is in, free text that repeats a variable value the crawl read is masked
+(`toolkit.collect.known_values`), and the values are forgotten.
 
 >>> from toolkit.snapshot.redaction import load_fingerprinter          # doctest: +SKIP
 >>> rows, result = crawl(settings.client_config(),                     # doctest: +SKIP
@@ -30,6 +32,7 @@ from toolkit.collect.calls import Call
 from toolkit.collect.conform import Owner, error_row
 from toolkit.collect.crawl_result import CrawlOutput, CrawlResult, finish_tables
 from toolkit.collect.credentials import map_credential, map_failed_credential
+from toolkit.collect.known_values import KnownValues
 from toolkit.collect.plan import CrawlOptions, Job, Planner
 from toolkit.collect.progress import CrawlProgress
 from toolkit.collect.row_buffer import RowBuffer
@@ -290,7 +293,8 @@ async def crawl_async(
     >>> async with AsyncPlatformClient(config) as client:               # doctest: +SKIP
     ...     rows, result = await crawl_async(client, fingerprints=fingerprints)
     """
-    planner = Planner(fingerprints=fingerprints, options=options)
+    known = KnownValues((options or CrawlOptions()).value_mask_min_length)
+    planner = Planner(fingerprints=fingerprints, options=options, known=known)
     started, clock = datetime.now(UTC), time.monotonic()
     before = client.stats()
     with CrawlProgress(quiet=quiet, console=console) as progress:
@@ -317,6 +321,8 @@ async def crawl_async(
     after = client.stats()
     extra_calls = sum(c.stats().requests for c in (audited or {}).values())
     tables, duplicates = finish_tables(crawler.rows)
+    known.mask_tables(tables)  # all rows are in: text read before its variable is masked too
+    known.clear()
     errors = tables["collection_errors"]
     result = CrawlResult(
         status="partial" if crawler.failed or duplicates else "complete",

@@ -24,6 +24,7 @@ from toolkit.collect.buckets import map_buckets
 from toolkit.collect.calls import Call
 from toolkit.collect.conform import Owner
 from toolkit.collect.hierarchy import map_environments, map_projects, map_teams
+from toolkit.collect.known_values import DEFAULT_MIN_LENGTH, MIN_LENGTH_FLOOR
 from toolkit.collect.replicas import map_replica_health, map_replica_list
 from toolkit.collect.service_groups import map_service_groups
 from toolkit.collect.services import map_services
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from toolkit.collect.conform import Row, Rows
+    from toolkit.collect.known_values import KnownValues
     from toolkit.snapshot.redaction import Fingerprinter
 
 __all__ = ["CrawlOptions", "Job", "Planner"]
@@ -52,13 +54,16 @@ class CrawlOptions:
     the three records the service list carries). `replica_level` and `volume_level` pick
     the level of `/replicas/list` and `/volumes/list`. `verify_scope` makes each audited
     key list the services of a few environments inside and outside its claimed reach
-    (`toolkit.collect.scope_probe`, the `credential_probes` table).
+    (`toolkit.collect.scope_probe`, the `credential_probes` table). Free text that repeats a
+    variable value the crawl read is masked where the value has `value_mask_min_length`
+    characters or more (`toolkit.collect.known_values`).
     """
 
     deployment_depth: int = 20
     replica_level: Level = "environment"
     volume_level: Literal["team", "project", "environment"] = "environment"
     verify_scope: bool = False
+    value_mask_min_length: int = DEFAULT_MIN_LENGTH
 
     def __post_init__(self) -> None:
         if self.deployment_depth < 0:
@@ -67,6 +72,8 @@ class CrawlOptions:
             raise ValueError(f"replica_level {self.replica_level!r} is not a level")
         if self.volume_level not in ("team", "project", "environment"):
             raise ValueError(f"volume_level {self.volume_level!r}: team, project or environment")
+        if self.value_mask_min_length < MIN_LENGTH_FLOOR:
+            raise ValueError(f"value_mask_min_length must be {MIN_LENGTH_FLOOR} or more")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +96,16 @@ def _rows_only(mapper: Callable[[Any], Rows]) -> Callable[[Any], Outcome]:
 class Planner:
     """Plans jobs per discovered resource; holds the options and the fingerprint key."""
 
-    def __init__(self, *, fingerprints: Fingerprinter, options: CrawlOptions | None = None):
+    def __init__(
+        self,
+        *,
+        fingerprints: Fingerprinter,
+        options: CrawlOptions | None = None,
+        known: KnownValues | None = None,
+    ):
         self.options = options or CrawlOptions()
         self.fingerprints = fingerprints
+        self.known = known  # the values read, for the crawl to mask in free text
 
     def plan(self, rows: Rows) -> list[Call]:
         """Every call a crawl needs for the hierarchy in `rows` (first deployment page only)."""
@@ -179,13 +193,18 @@ class Planner:
 
     def _variables(self, level: str, owner: Owner, protected: frozenset[str] = frozenset()) -> Job:
         call = Call.of("variables.list", type=level, **_ids(owner))
-        fingerprints = self.fingerprints
+        fingerprints, known = self.fingerprints, self.known
         return Job(
             call,
             owner,
             _rows_only(
                 lambda p: map_variables(
-                    p, level=level, owner=owner, fingerprints=fingerprints, protected=protected
+                    p,
+                    level=level,
+                    owner=owner,
+                    fingerprints=fingerprints,
+                    protected=protected,
+                    known_values=known,
                 )
             ),
         )

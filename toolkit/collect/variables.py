@@ -32,6 +32,7 @@ from toolkit.snapshot.secret_kinds import NO_KIND, secret_kind
 if TYPE_CHECKING:
     from toolkit.api import VariableList
     from toolkit.collect.conform import Row, Rows
+    from toolkit.collect.known_values import KnownValues
     from toolkit.snapshot.redaction import Fingerprinter
 
 __all__ = ["ENDPOINT", "Reference", "map_variables", "parse_references"]
@@ -77,10 +78,13 @@ def map_variables(
     owner: Owner,
     fingerprints: Fingerprinter,
     protected: frozenset[str] = frozenset(),
+    known_values: KnownValues | None = None,
 ) -> Rows:
     """`/variables/list` of one owner -> `variables` and `variable_references` rows.
 
-    `protected` is the service's `config.protected_variables` (service level only).
+    `protected` is the service's `config.protected_variables` (service level only). Each
+    value read is also given to `known_values` (held in memory by the crawl, which masks it
+    wherever free text repeats it; see `toolkit.collect.known_values`).
     """
     redacted, items = _envelope(payload)
     conformer = Conformer(ENDPOINT, owner)
@@ -95,6 +99,8 @@ def map_variables(
         references = _references(conformer, item, level, owner, parsed, api_refs)
         known = value is not None or "references" in item
         read = None if redacted else value  # what may be measured and fingerprinted
+        if read is not None and known_values is not None:
+            known_values.add(read)
         values = {
             "name": item.get("name"),
             "level": level,

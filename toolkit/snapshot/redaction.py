@@ -21,7 +21,9 @@ path)::
     'https://hooks.slack.com/services/T0123ABCD/B0456EFGH/***'
 
 Free text from the platform (a deployment's error, crash reasons) is scrubbed of URL
-userinfo and credential values, since crash messages quote connection strings::
+userinfo and credential values, since crash messages quote connection strings: see
+:mod:`toolkit.snapshot.text_scrub`, whose ``scrub_text`` and ``writes_credential`` this
+module re-exports, as it does the names of :mod:`toolkit.snapshot.secret_names`::
 
     >>> scrub_text("connect postgres://app:s3cr3t@db:5432/app failed")
     'connect postgres://***@db:5432/app failed'
@@ -41,6 +43,14 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from toolkit.errors import ConfigError
+from toolkit.snapshot.secret_names import CREDENTIAL_WORDS, SECRET_NAME, credential_name
+from toolkit.snapshot.text_scrub import (
+    MASK,
+    PLAIN_WORD,
+    REFERENCE_MARK,
+    scrub_text,
+    writes_credential,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -50,6 +60,7 @@ __all__ = [
     "ENV_HMAC_KEY",
     "MASK",
     "REFERENCE_MARK",
+    "SECRET_NAME",
     "Fingerprinter",
     "RedactedUrl",
     "credential_name",
@@ -61,53 +72,19 @@ __all__ = [
 ]
 
 ENV_HMAC_KEY = "PLATFORM_AUDIT_HMAC_KEY"
-MASK = "***"
-REFERENCE_MARK = "\ue000"
-"""What stands for a ``${{...}}`` reference in text given to :func:`writes_credential`: a
-private-use character, never in a value's own text, that no pattern reads as a letter."""
 _MIN_KEY_CHARS = 16
 _KEY_BYTES = 32
 _KEY_ID_LABEL = "platform-audit: the id of this fingerprint key"
 _QUERY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-\[\]]{0,31}")
-# Field names (of unknown JSON members) that usually carry a credential: searched, so broad.
-SECRET_NAME = re.compile(
-    r"(secret|passw|pwd|token|credential|private|api[_-]?key|access[_-]?key|auth|sig|signature)",
-    re.IGNORECASE,
-)
-# URL query names are judged word by word (`access_token`, `apiKey`, `X-Amz-Signature`), so
-# `?key=` counts while `?channel=` or `?keyword=` do not; `code` only as the whole name
-# (Azure Functions' `?code=`), not in `?country_code=`.
-_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-CREDENTIAL_WORDS = frozenset(
-    {
-        "accesskey", "accesstoken", "apikey", "apitoken", "auth", "authorization",
-        "authtoken", "clientsecret", "credential", "hmac", "jwt", "key", "pass",
-        "passphrase", "passwd", "password", "privatekey", "pwd", "secret", "secretkey",
-        "sig", "signature", "token",
-    }
-)  # fmt: skip
 # A path segment is a token when it is 16 characters or longer, made of the characters tokens
 # use, and not a plain lower-case word (`deployment-notifications`); shorter segments
 # (`v1`, `T0123ABCD`, a 12-character id) are kept.
 _TOKEN_SEGMENT = re.compile(r"[A-Za-z0-9._~:@=+%-]{16,}")
-_WORD_SEGMENT = re.compile(r"[a-z]+([._-][a-z]+)*")
 # The start of a URL as urlsplit reads it (after the control characters and spaces it
 # strips): a scheme only where "//" follows (in "t0k3n:x@host" the "scheme" is a secret), and
 # the authority, up to the first "/", "?" or "#", where an "@" means userinfo.
 _C0_OR_SPACE = "".join(map(chr, range(0x21)))
 _URL_START = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):)?//(?P<authority>[^/?#]*)")
-# In free text: a URL's userinfo (up to its last `@`, so `p@ss` goes whole); an HTTP
-# `Bearer`/`Basic` credential; a `name=value`, `name: value` or JSON `"name": "value"` pair
-# and a `--name value` flag whose name has a credential word.
-_USERINFO = re.compile(r"(?<=://)[^/\s]+@")
-_AUTH_SCHEME = re.compile(r"\b(?P<scheme>Bearer|Basic) +(?P<value>[A-Za-z0-9._~+/=-]{8,})")
-_PAIR = re.compile(
-    r"(?P<lead>[?&;]|(?<![\w-])-D|\b)(?P<name>[A-Za-z][A-Za-z0-9_.-]*)"  # -D: a Java property
-    r"(?P<sep>=|[\"']?[ \t]*:[ \t]*[\"']?)(?!//)(?P<value>[^\s&;,'\"]+)"  # not a URL's ://
-)
-_FLAG = re.compile(
-    r"(?P<flag>(?<![\w-])--?(?P<name>[A-Za-z][A-Za-z0-9_.-]*)) +(?P<value>[^\s-]\S*)"
-)
 
 
 class Fingerprinter:
@@ -323,22 +300,7 @@ def is_token(text: str) -> bool:
     >>> [is_token(s) for s in ("notify", "T0123ABCD", "0f8fad5b-d9cb-469f-a165-70867728950e")]
     [False, False, True]
     """
-    return bool(_TOKEN_SEGMENT.fullmatch(text)) and not _WORD_SEGMENT.fullmatch(text)
-
-
-def credential_name(name: str) -> bool:
-    """Whether a query or keyword name has a credential word, judged word by word.
-
-    >>> [credential_name(n) for n in ("access_token", "apiKey", "code", "channel", "zip_code")]
-    [True, True, True, False, False]
-    """
-    if name.lower() == "code":
-        return True
-    for word in _NAME_WORD.findall(name):
-        word = word.lower()
-        if word in CREDENTIAL_WORDS or (word.endswith("s") and word[:-1] in CREDENTIAL_WORDS):
-            return True
-    return name.lower().replace("-", "").replace("_", "") in CREDENTIAL_WORDS
+    return bool(_TOKEN_SEGMENT.fullmatch(text)) and not PLAIN_WORD.fullmatch(text)
 
 
 def _parameter(text: str) -> tuple[str, str]:
@@ -358,81 +320,3 @@ def _secret_pair(pair: tuple[str, str]) -> bool:
 def _query_name(name: str, value: str) -> str:
     """A query name is kept when it looks like a name; a bare value (``?s3cr3t``) is masked."""
     return name if value and _QUERY_NAME.fullmatch(name) else MASK
-
-
-def scrub_text(text: str) -> str:
-    """Free text without URL userinfo or credential values: ``scheme://***@host``,
-    ``Bearer ***``, ``password=***``, ``password: ***``, ``"token": "***"``, ``?token=***``
-    and ``--api-key ***`` (names as :func:`credential_name` judges them; ``code`` only in a
-    URL query, so ``exit code=137`` stays; a ``Basic`` or ``Bearer`` followed by a plain
-    lower-case word is prose, and stays).
-
-    >>> scrub_text("dial https://h.example/x?code=abc&v=1: Password=hunter2; exit code=137")
-    'dial https://h.example/x?code=***&v=1: Password=***; exit code=137'
-    >>> scrub_text('401 for Authorization: Bearer eyJhbGciOi.x9; body {"token": "t0k3n"}')
-    '401 for Authorization: *** ***; body {"token": "***"}'
-    >>> scrub_text("./worker --api-key k3y --queue jobs -v")
-    './worker --api-key *** --queue jobs -v'
-    """
-    text = _AUTH_SCHEME.sub(_scrub_scheme, _USERINFO.sub(f"{MASK}@", text))
-    return _FLAG.sub(_scrub_flag, _PAIR.sub(_scrub_pair, text))
-
-
-def writes_credential(text: str) -> bool:
-    """Whether ``text`` writes out a credential where :func:`scrub_text` finds one: a URL's
-    password, a ``Bearer`` or ``Basic`` credential, or the value of a pair or flag with a
-    credential word in its name. A URL's user name alone is not one (a Sentry DSN's public
-    key sits there).
-
-    Each :data:`REFERENCE_MARK` in ``text`` stands for a ``${{...}}`` reference: a credential
-    made of references only (``postgres://app:${{DB_PASSWORD}}@db``) is not written out, as
-    the platform resolves it from the variable that holds it.
-
-    >>> writes_credential("postgres://app:s3cr3t@db:5432/app")
-    True
-    >>> ref = REFERENCE_MARK
-    >>> [writes_credential(t) for t in (f"postgres://app:{ref}@{ref}:5432/app",
-    ...     f"https://{ref}.example/hook?token={ref}", "password=hunter2", "Bearer changeme")]
-    [False, False, True, False]
-    """
-
-    def written(part: str) -> bool:
-        return any(c.isalnum() for c in part)  # REFERENCE_MARK is none
-
-    for match in _USERINFO.finditer(text):
-        if written(match[0][:-1].partition(":")[2]):
-            return True
-    if any(_credential_scheme(m) and written(m["value"]) for m in _AUTH_SCHEME.finditer(text)):
-        return True
-    text = _USERINFO.sub(f"{MASK}@", text)  # as scrub_text reads pairs: without userinfo
-    if any(_credential_pair(m) and written(m["value"]) for m in _PAIR.finditer(text)):
-        return True
-    return any(_credential_flag(m) and written(m["value"]) for m in _FLAG.finditer(text))
-
-
-# What scrub_text masks and writes_credential looks for, match by match:
-def _credential_scheme(match: re.Match[str]) -> bool:
-    return not _WORD_SEGMENT.fullmatch(match["value"])  # "Bearer token" is prose
-
-
-def _credential_pair(match: re.Match[str]) -> bool:
-    name = match["name"]
-    return credential_name(name) and (name.lower() != "code" or match["lead"] in ("?", "&"))
-
-
-def _credential_flag(match: re.Match[str]) -> bool:
-    return credential_name(match["name"]) and match["name"].lower() != "code"
-
-
-def _scrub_scheme(match: re.Match[str]) -> str:
-    return f"{match['scheme']} {MASK}" if _credential_scheme(match) else match[0]
-
-
-def _scrub_pair(match: re.Match[str]) -> str:
-    if not _credential_pair(match):
-        return match[0]
-    return f"{match['lead']}{match['name']}{match['sep']}{MASK}"
-
-
-def _scrub_flag(match: re.Match[str]) -> str:
-    return f"{match['flag']} {MASK}" if _credential_flag(match) else match[0]
