@@ -19,9 +19,11 @@ demo: install
 	$(BIN)/platform-audit demo
 
 # JupyterLab on the notebooks, reading the store `make demo` wrote (or `make lab LAB_STORE=...`).
+# Jupyter refuses to start as root without --allow-root (containers and many dev boxes run so).
 LAB_STORE ?= $(CURDIR)/data/demo/store
+LAB_ROOT  := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: install
-	PLATFORM_AUDIT_STORE="$(LAB_STORE)" $(BIN)/jupyter lab notebooks/
+	PLATFORM_AUDIT_STORE="$(LAB_STORE)" $(BIN)/jupyter lab $(LAB_ROOT) notebooks/
 
 test: install lint typecheck pytest
 
