@@ -77,9 +77,15 @@ def decode_success(
 
 
 def decode_error(
-    response: httpx.Response, endpoint: str, scrub: Callable[[str], str] = str
+    response: httpx.Response,
+    endpoint: str,
+    scrub: Callable[[str], str] = str,
+    *,
+    names_resource: bool = True,
 ) -> ApiError:
-    """Build the error for a non-2xx answer, whatever its body holds."""
+    """Build the error for a non-2xx answer, whatever its body holds.
+
+    `names_resource` says whether the request carried an id (see `api_error`)."""
     try:
         body = json.loads(response.content)
     except (ValueError, UnicodeDecodeError):
@@ -94,7 +100,18 @@ def decode_error(
         header_request_id=request_id_of(response),
         fallback_message=f"the server answered {status} with {described}, not the error object",
         scrub=scrub,
+        names_resource=names_resource,
+        path=_path_called(response),
+        content_type=response.headers.get("content-type"),
     )
+
+
+def _path_called(response: httpx.Response) -> str | None:
+    """The URL path of the request (no query: ids only, and no place for the path)."""
+    try:
+        return response.request.url.path
+    except RuntimeError:  # a response built without its request (tests, notebooks)
+        return None
 
 
 def describe_body(response: httpx.Response) -> str:

@@ -156,7 +156,9 @@ class RequestRunner:
             return decode_success(response, endpoint.name, scrub=self.config.token.scrub)
         if response.status_code == 429 and self.limiter is not None:
             self.limiter.throttled()
-        error = decode_error(response, endpoint.name, scrub=self.config.token.scrub)
+        error = decode_error(
+            response, endpoint.name, scrub=self.config.token.scrub, names_resource=bool(params)
+        )
         error.retry_after = parse_retry_after(response.headers.get("retry-after"))
         raise error
 
