@@ -34,6 +34,7 @@ from toolkit.api._exceptions import (
     Unauthorized,
     UpstreamError,
     ValidationFailed,
+    prefix_suggestion,
 )
 from toolkit.api._models import DeploymentPage, VariableList
 from toolkit.api._secret import Secret
@@ -74,4 +75,5 @@ __all__ = [
     "UpstreamError",
     "ValidationFailed",
     "VariableList",
+    "prefix_suggestion",
 ]

@@ -41,6 +41,27 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
 PREFIX_HINT = "check the base URL; the API may need the /api/go prefix"
+_PREFIX = "/api/go"
+
+
+def prefix_suggestion(base_url: str) -> str:
+    """The base URL to try when `base_url` answers like a server without the API.
+
+    It never doubles a prefix: a URL that ends with the spec's example prefix is told to
+    try without it (some servers mount the API at the root), one ending in `/api` to add
+    `/go`, any other to add `/api/go`.
+
+    >>> prefix_suggestion("https://host/api")
+    'https://host/api/go'
+    >>> prefix_suggestion("https://host/api/go/")
+    'https://host'
+    """
+    root = base_url.rstrip("/")
+    if root.endswith(_PREFIX):
+        return root[: -len(_PREFIX)]
+    if root.endswith("/api"):
+        return f"{root}/go"
+    return f"{root}{_PREFIX}"
 
 
 class PlatformError(Exception):
