@@ -120,8 +120,9 @@ def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:
 
 @_command("ls")
 def ls(store: StoreOpt = None) -> None:
-    """List snapshots, oldest first, with status, row count, the tables not collected
-    (failed calls left them without a row: their 0 says nothing) and chain hash."""
+    """List snapshots, oldest first, with status, rows, tables not collected and chain hash.
+
+    A table not collected is one failed calls left without a row: its 0 says nothing."""
     snapshots = _open(store).snapshots()
     rows = [
         [s.seq, s.snapshot_id, f"{s.snapshot_at:%Y-%m-%d %H:%M:%S}", s.status,
