@@ -312,17 +312,9 @@ def _waiver_message(entry: str, row: Any) -> str:
 def _partial_messages(result: AuditResult) -> list[str]:
     """A note for the judged and the compared snapshot when it is partial: some calls
     failed, so what its blind checks did not see is neither fixed nor new."""
-    from toolkit.audit.formats import blind_text
+    from toolkit.audit.formats import partial_lines
 
-    notes = []
-    for snapshot in result.partial:
-        role = "judged" if snapshot is result.target else "compared"
-        notes.append(
-            f"note: the {role} snapshot {snapshot.snapshot_id} is partial (its table "
-            f"collection_errors says which calls failed); "
-            f"{blind_text(result.blind, snapshot.snapshot_id)}"
-        )
-    return notes
+    return [f"note: {line}" for line in partial_lines(result)]
 
 
 def _gate_message(count: int, threshold: str, result: AuditResult, new_only: bool) -> str:

@@ -5,7 +5,7 @@ key's limits: :mod:`toolkit.audit.diff`), and findings new, regressed, resolved 
 observed, as a table or JSON; a note on stderr for each partial side. Exits 2 on bad
 configuration or snapshot choices, 7 when the store cannot be read::
 
-    platform-audit diff                                 # the two newest complete snapshots
+    platform-audit diff                                 # the newest, and the complete before
     platform-audit diff --from 0193e1 --to 0193f2 --format json
 """
 
@@ -54,7 +54,8 @@ def diff_command(
         typer.Option("--from", help="The older snapshot (default: the complete one before --to)."),
     ] = None,
     after: Annotated[
-        str | None, typer.Option("--to", help="The newer snapshot (default: newest complete).")
+        str | None,
+        typer.Option("--to", help="The newer snapshot (default: the newest, partial or not)."),
     ] = None,
     format: TableOrJsonOpt = "table",
     waivers: WaiversOpt = None,
@@ -114,6 +115,7 @@ def diff_json(change: SnapshotDiff) -> dict[str, Any]:
             "changed": records(change.changed),
             "not_collected": records(change.not_collected),
         },
+        "not_collected": {k: list(v) for k, v in change.tables_not_collected.items()},
         "findings": records(change.findings[columns]),
         "configured": list(change.configured),  # thresholds changed, checks left out
     }
@@ -165,7 +167,12 @@ def diff_renderable(change: SnapshotDiff) -> RenderableType:
             where_cell(f["resource_name"] or f["resource_id"], owner_path(f)),
             reason,
         )
-    return Group(services, findings)
+    notes = [
+        Text(f"not collected in --{side} {snap.snapshot_id} (partial): {', '.join(tables)}")
+        for side, snap in (("from", change.before), ("to", change.after))
+        if (tables := change.tables_not_collected.get(snap.snapshot_id))
+    ]
+    return Group(services, findings, *notes)
 
 
 def _diff_partial_messages(change: SnapshotDiff) -> list[str]:
@@ -188,9 +195,11 @@ def _diff_partial_messages(change: SnapshotDiff) -> list[str]:
             if lost
             else "no service is missing from it for a failed listing"
         )
+        tables = change.tables_not_collected.get(snapshot.snapshot_id, ())
+        uncollected = f"not collected: {', '.join(tables)}; " if tables else ""
         notes.append(
             f"note: the --{side} snapshot {snapshot.snapshot_id} is partial (its table "
-            f"collection_errors says which calls failed); {services}; "
+            f"collection_errors says which calls failed); {uncollected}{services}; "
             f"{blind_text(change.blind, snapshot.snapshot_id)}"
         )
     return notes

@@ -77,7 +77,7 @@ def report_command(
         typer.Option(
             "--compare-to",
             help="Compare with this snapshot (id or unique prefix; default: the "
-            "one before the newest).",
+            "complete one before the newest).",
         ),
     ] = None,
     waivers: WaiversOpt = None,
@@ -87,6 +87,7 @@ def report_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Build the audit report: summary, trends, changes, checks, findings, key scope, waivers."""
+    from toolkit.audit.formats import partial_lines
     from toolkit.cli_stdout import writing_stdout
     from toolkit.report import gather_report, render_report_data
     from toolkit.report.report_writer import write_text
@@ -112,6 +113,8 @@ def report_command(
             )
             for warning in data.result.warnings:
                 err.print(Text(f"warning: {warning}"))
+            for line in partial_lines(data.result):
+                err.print(Text(f"note: {line}"))
             text = render_report_data(data, chosen)
             if target is None or str(target) == "-":
                 with writing_stdout():  # a closed pipe ends quietly, a full disk is one line

@@ -121,14 +121,18 @@ def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:
 
 @_command("ls")
 def ls(store: StoreOpt = None) -> None:
-    """List snapshots, oldest first, with status, row count and chain hash."""
+    """List snapshots, oldest first, with status, rows, tables not collected and chain hash.
+
+    A table not collected is one failed calls left without a row: its 0 says nothing."""
     snapshots = _open(store).snapshots()
     rows = [
         [s.seq, s.snapshot_id, f"{s.snapshot_at:%Y-%m-%d %H:%M:%S}", s.status,
-         sum(s.row_counts.values()), s.credential_name, s.chain_hash[:12]]
+         sum(s.row_counts.values()), ", ".join(s.not_collected or ()), s.credential_name,
+         s.chain_hash[:12]]
         for s in snapshots
     ]  # fmt: skip
-    columns = ["seq", "snapshot_id", "taken (UTC)", "status", "rows", "credential", "chain_hash"]
+    columns = ["seq", "snapshot_id", "taken (UTC)", "status", "rows", "not collected",
+               "credential", "chain_hash"]  # fmt: skip
     console.print(_table(f"{len(snapshots)} snapshot(s)", columns, rows))
     if snapshots:
         console.print(f"newest chain_hash: {snapshots[-1].chain_hash}", highlight=False)

@@ -20,7 +20,14 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from toolkit.api import NotFound, PlatformClient, RequestError, Unauthorized
+from toolkit.api import (
+    EndpointMissing,
+    NotFound,
+    PlatformClient,
+    RequestError,
+    Unauthorized,
+    prefix_suggestion,
+)
 
 if TYPE_CHECKING:
     from toolkit.config import Credential, Settings
@@ -237,10 +244,16 @@ def probe_identity(settings: Settings, credential: Credential | None = None) -> 
     try:
         with PlatformClient(config) as client:
             return outcome(identity=parse_identity(client.me()))
-    except NotFound:
+    except (EndpointMissing, NotFound) as exc:
         root = config.base_url.rstrip("/")
-        hint = "" if root.endswith("/api/go") else f"; try the prefix: --base-url {root}/api/go"
-        return outcome(error=f"{root} has no /users/me (404): check the URL{hint}", exit_code=5)
+        path = getattr(exc, "path", None) or "/users/me"
+        answered = f"{exc.status}, {getattr(exc, 'content_type', None) or 'no content type'}"
+        return outcome(
+            error=f"{root} has no /users/me (GET {path} answered {answered}): check the URL; "
+            f'try --base-url {prefix_suggestion(root)}, or set [endpoints] "users.me" = '
+            '"/its/path" if this server serves it at another path',
+            exit_code=5,
+        )
     except Unauthorized as exc:
         return outcome(
             error=f"the platform refused credential {cred.name!r} ({exc.message}): it is missing, "

@@ -15,7 +15,7 @@ import logging
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from rich.console import Group
@@ -25,10 +25,11 @@ from rich.text import Text
 from toolkit.collect import crawl_settings
 from toolkit.errors import ConfigError, PlatformUnavailable
 from toolkit.snapshot import Store
+from toolkit.snapshot.coverage import NOT_COLLECTED, not_collected
 from toolkit.snapshot.redaction import ENV_HMAC_KEY
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping, Sized
     from datetime import datetime
 
     from rich.console import RenderableType
@@ -80,6 +81,7 @@ def take_snapshot(
         store = Store.open(settings.store_url)
         warning = _another_key(store, result.extra.get("fingerprint_key"), settings)
         meta = {**result.snapshot_meta(), "base_url": base_url}
+        meta["extra"] = {**meta["extra"], "not_collected": _not_collected(result, tables)}
         writer = store.begin(snapshot_at=as_of, meta=meta, fault_hook=fault_hook)
         for name in list(tables):
             data = tables.pop(name)
@@ -182,14 +184,28 @@ def _refuse_if_unreachable(result: CrawlResult, base_url: str) -> None:
             )
 
 
+def _not_collected(result: CrawlResult, tables: Mapping[str, Sized]) -> list[str]:
+    """The tables with no row that the crawl's failed calls left short (recorded in the
+    snapshots row's ``extra``, so ``store ls`` and the audit need not work it out again)."""
+    failures = [
+        (str(e["endpoint"]), e.get("table_name")) for e in result.errors if not e.get("not_visible")
+    ]
+    return not_collected(failures, {name: len(data) for name, data in tables.items()})
+
+
 def describe_run(run: SnapshotRun, store_url: str) -> RenderableType:
-    """The snapshot command's summary: rows per table, duration, calls, retries, errors."""
+    """The snapshot command's summary: rows per table (a table the failed calls left
+    without a row says "not collected", never 0), the endpoints the server lacks,
+    duration, calls, retries, errors."""
     info, result = run.info, run.result
     table = Table(title=f"snapshot {info.snapshot_id} ({info.status})", title_justify="left")
     table.add_column("table")
     table.add_column("rows", justify="right")
+    uncollected = set(info.not_collected or ())
     for name, count in sorted(info.row_counts.items()):
-        if count:
+        if name in uncollected:
+            table.add_row(name, Text(NOT_COLLECTED, style="yellow"))
+        elif count:
             table.add_row(name, f"{count:,}")
     retries = ", ".join(f"{k}: {v}" for k, v in sorted(result.stats.retries.items())) or "none"
     facts = (
@@ -199,7 +215,20 @@ def describe_run(run: SnapshotRun, store_url: str) -> RenderableType:
         f"({result.min_calls} needed), retries {retries}; {len(result.errors)} failed calls\n"
         f"{describe_waits(result.stats)}"
     )
-    return Group(table, Text(facts))
+    return Group(table, Text(facts), *_missing_lines(result))
+
+
+def _missing_lines(result: CrawlResult) -> list[Text]:
+    """One line per endpoint the server lacks: the path called, what came back, and the
+    ``[endpoints]`` setting to change (from the first of its ``collection_errors`` rows)."""
+    first: dict[str, Mapping[str, Any]] = {}
+    for error in result.errors:
+        if error.get("error_type") == "endpoint_missing":
+            first.setdefault(str(error["endpoint"]), error)
+    return [
+        Text.assemble(("endpoint missing: ", "yellow"), f"{name}: {row.get('message')}")
+        for name, row in sorted(first.items())
+    ]
 
 
 def describe_waits(stats: CallStats) -> str:

@@ -11,6 +11,7 @@ from toolkit.api import (
     ApiError,
     BadRequest,
     Conflict,
+    EndpointMissing,
     Forbidden,
     InternalError,
     MalformedResponse,
@@ -56,19 +57,19 @@ def answer(status: int, body: Any = None, **kwargs: Any):
         (504, "error", UpstreamError),
     ],
 )
-async def test_error_object_maps_to_its_class(make_client, status, type_, cls) -> None:
+async def test_error_object_maps_to_its_class(make_client, ids, status, type_, cls) -> None:
     body = error_body(status, type_, "it failed", details=["a", "b"], request_id="req-body")
     client = make_client(answer(status, body), max_attempts=1)
     with pytest.raises(cls) as caught:
-        await client.list_teams()
+        await client.list_projects(ids["team_id"])  # names a resource: a 404 may be scope
     error = caught.value
     assert type(error) is cls
     assert (error.status, error.type, error.message) == (status, type_, "it failed")
     assert error.details == ("a", "b")
     assert error.request_id == "req-body"
-    assert error.endpoint == "teams.list"
+    assert error.endpoint == "projects.list"
     text = str(error)
-    assert "teams.list" in text
+    assert "projects.list" in text
     assert f"status {status}" in text
     assert "req-body" in text
     assert "Next: " in text
@@ -120,8 +121,9 @@ async def test_unauthorized_says_what_to_do(make_client) -> None:
 
 
 async def test_not_found_on_me_suggests_the_prefix(make_client) -> None:
+    # /users/me names no resource: its 404 is a missing endpoint, never "not visible"
     client = make_client(answer(404, error_body(404, "not_found", "not found")))
-    with pytest.raises(NotFound) as caught:
+    with pytest.raises(EndpointMissing) as caught:
         await client.me()
     assert "/api/go prefix" in str(caught.value)
 
@@ -143,11 +145,11 @@ async def test_not_found_with_error_object_talks_about_scope(make_client, ids) -
         ("teapot", 418, ApiError),
     ],
 )
-async def test_unknown_types_map_by_status(make_client, type_, status, cls) -> None:
+async def test_unknown_types_map_by_status(make_client, ids, type_, status, cls) -> None:
     body = {"status": status, "message": "odd"} | ({"type": type_} if type_ else {})
     client = make_client(answer(status, body), max_attempts=1)
     with pytest.raises(ApiError) as caught:
-        await client.list_teams()
+        await client.list_projects(ids["team_id"])
     assert type(caught.value) is cls
     assert caught.value.status == status
     if type_:
@@ -168,8 +170,9 @@ async def test_request_id_falls_back_to_the_header(make_client) -> None:
         (502, b"<html><h1>Bad Gateway</h1></html>", {"content-type": "text/html"}, UpstreamError,
          "HTML page"),
         (500, b"", {}, InternalError, "empty body"),
-        (404, b'{"type": "not_fo', {"content-type": "application/json"}, NotFound, "truncated"),
-        (404, b"404 page not found", {"content-type": "text/plain"}, NotFound,
+        (404, b'{"type": "not_fo', {"content-type": "application/json"}, EndpointMissing,
+         "truncated"),
+        (404, b"404 page not found", {"content-type": "text/plain"}, EndpointMissing,
          "404 page not found"),
     ],
 )  # fmt: skip
@@ -190,7 +193,7 @@ async def test_unreadable_error_bodies_still_give_status_and_request_id(
 
 async def test_non_json_404_suggests_the_prefix(make_client) -> None:
     client = make_client(answer(404, b"404 page not found", headers={"content-type": "text/plain"}))
-    with pytest.raises(NotFound) as caught:
+    with pytest.raises(EndpointMissing) as caught:
         await client.list_teams()
     assert "/api/go prefix" in str(caught.value)
 
@@ -242,3 +245,45 @@ async def test_network_failures_become_network_errors(make_client, exc, kind) ->
     assert error.attempts == 2
     assert "no response" in str(error)
     assert isinstance(error.__cause__, httpx.TransportError)
+
+
+@pytest.mark.parametrize(
+    ("status", "content", "content_type"),
+    [
+        (404, b"404 page not found", "text/plain; charset=utf-8"),
+        (404, b"<html><body>Not Found</body></html>", "text/html"),
+        (404, b'{"detail": "Not Found"}', "application/json"),  # another JSON shape
+        (405, b'{"type": "method_not_allowed", "status": 405, "message": "use GET"}',
+         "application/json"),
+        (501, b"", "text/plain"),
+    ],
+)  # fmt: skip
+async def test_a_server_without_the_endpoint_is_told_apart_from_scope(
+    make_client, ids, status, content, content_type
+) -> None:
+    headers = {"content-type": content_type}
+    client = make_client(answer(status, content, headers=headers), max_attempts=1)
+    with pytest.raises(EndpointMissing) as caught:
+        await client.list_projects(ids["team_id"])
+    error = caught.value
+    assert not isinstance(error, NotFound)  # never "not visible to the credential"
+    assert (error.type, error.status, error.path) == ("endpoint_missing", status, "/projects/list")
+    assert error.content_type == content_type
+    assert error.setting == '[endpoints] "projects.list"'
+    assert '[endpoints] "projects.list"' in str(error) and "/projects/list" in str(error)
+
+
+async def test_the_error_object_404_on_a_named_resource_is_scope(make_client, ids) -> None:
+    body = error_body(404, "not_found", "project not found")  # no request_id, as the platform
+    client = make_client(answer(404, body))
+    with pytest.raises(NotFound) as caught:
+        await client.list_projects(ids["team_id"])
+    assert type(caught.value) is NotFound and caught.value.request_id is None
+
+
+async def test_a_platform_403_without_request_id_stays_forbidden(make_client, ids) -> None:
+    body = {"type": "forbidden", "status": 403, "message": "permission denied", "details": []}
+    client = make_client(answer(403, body))
+    with pytest.raises(Forbidden) as caught:
+        await client.list_projects(ids["team_id"])
+    assert caught.value.request_id is None and "request_id unknown" in str(caught.value)

@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from toolkit.api import CallStats, NotFound
+from toolkit.api import CallStats, EndpointMissing
 from toolkit.api._stats import _percentile
 
 pytestmark = pytest.mark.anyio
@@ -26,7 +26,7 @@ async def test_stats_count_requests_retries_errors_and_latency(make_client, fake
 
     client = make_client(handler)
     await client.list_teams()
-    with pytest.raises(NotFound):
+    with pytest.raises(EndpointMissing):  # a 404 to a call naming no resource
         await client.list_templates()
     await client.list_templates()
     stats = client.stats()
@@ -34,7 +34,7 @@ async def test_stats_count_requests_retries_errors_and_latency(make_client, fake
     assert stats.requests == 4
     assert stats.retries == {"503": 1}
     assert stats.retries_total == 1
-    assert stats.errors == {"not_found": 1}
+    assert stats.errors == {"endpoint_missing": 1}
     teams = stats.endpoints["teams.list"]
     assert (teams.count, teams.failures) == (2, 1)
     assert teams.total_s == pytest.approx(0.5)

@@ -42,7 +42,7 @@ def test_sync_client_from_plain_code(make_sync_client) -> None:
     client = make_sync_client(teams)
     assert client.list_teams() == [{"id": "t1", "name": "core"}]
     with pytest.raises(NotFound):
-        client.list_templates()
+        client.list_projects("11111111-1111-4111-8111-111111111111")
     assert client.stats().requests == 2
 
 

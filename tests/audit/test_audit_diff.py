@@ -123,7 +123,7 @@ def test_snapshots_in_the_wrong_order_are_named_by_the_options_given(
         (["audit", "--snapshot", old, "--compare-to", new],
          f"--compare-to {new} is not older than --snapshot {old}"),
         (["audit", "--compare-to", new],
-         f"--compare-to {new} is not older than the newest complete snapshot {new}"),
+         f"--compare-to {new} is not older than the newest snapshot {new}"),
     ):  # fmt: skip
         outcome = runner.invoke(app, [*args, "--store", store.url])
         assert outcome.exit_code == ExitCode.CONFIG

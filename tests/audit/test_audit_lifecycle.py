@@ -171,12 +171,15 @@ def test_bad_snapshot_choices_say_what_to_do(kwargs: dict[str, str], message: st
         run_audit(fixture_connection(history()), checks=engine_catalogue(), **kwargs)
 
 
-def test_no_complete_snapshot() -> None:
+def test_only_partial_snapshots_are_still_judged_and_said_partial() -> None:
+    # The newest snapshot is judged even when partial (never skipped in silence); with no
+    # complete snapshot before it there is nothing to compare it with.
     fixture = history()
     for entry in fixture["snapshots"]:
         entry["status"] = "partial"
-    with pytest.raises(AuditError, match="no complete snapshot"):
-        run_audit(fixture_connection(fixture), checks=engine_catalogue())
+    result = run_audit(fixture_connection(fixture), checks=engine_catalogue())
+    assert result.target.snapshot_id == IDS[-1] and result.compare is None
+    assert result.partial == (result.target,)
 
 
 def test_latest_only_counts_no_fix_in_a_snapshot_it_did_not_read() -> None:

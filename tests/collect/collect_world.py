@@ -26,15 +26,22 @@ HMAC_KEY = b"test-hmac-key-0123456789abcdef"
 
 
 class CountingTransport(httpx.AsyncBaseTransport):
-    """Counts requests per (path, sorted query) before handing them to the real transport."""
+    """Counts requests per (path, sorted query) before handing them to the real transport.
 
-    def __init__(self) -> None:
+    Paths in `missing` answer as a router without them does: `404 page not found`, as text.
+    """
+
+    def __init__(self, missing: tuple[str, ...] = ()) -> None:
         self.inner = httpx.AsyncHTTPTransport()
         self.counts: Counter[tuple[str, tuple[tuple[str, str], ...]]] = Counter()
+        self.missing = missing
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         query = tuple(sorted(parse_qsl(request.url.query.decode(), keep_blank_values=True)))
         self.counts[(request.url.path, query)] += 1
+        if request.url.path in self.missing:
+            headers = {"content-type": "text/plain; charset=utf-8"}
+            return httpx.Response(404, content=b"404 page not found\n", headers=headers)
         return await self.inner.handle_async_request(request)
 
     async def aclose(self) -> None:
@@ -62,7 +69,8 @@ def config_for(server: SimulatorServer, token: str, **overrides: Any) -> ClientC
         "backoff_cap_s": 0.05,
         **overrides,
     }
-    return ClientConfig(base_url=server.base_url, token=token, **settings)
+    base_url = settings.pop("base_url", server.base_url)
+    return ClientConfig(base_url=base_url, token=token, **settings)
 
 
 def crawl_world(
@@ -72,16 +80,18 @@ def crawl_world(
     audited: dict[str, str] | None = None,
     options: CrawlOptions | None = None,
     within_s: float | None = None,
+    missing: tuple[str, ...] = (),
     **config: Any,
 ) -> Crawled:
-    """Crawl the served world with `token`, auditing the named `audited` tokens.
+    """Crawl the served world with `token`, auditing the named `audited` tokens; the paths
+    in `missing` answer a plain-text 404 (see `CountingTransport`).
 
     `within_s`: fail with `TimeoutError` if the crawl has not ended by then (a hang).
     `server` is anything with a `base_url`: a `SimulatorServer`, or a proxy in front of one.
     """
     import asyncio
 
-    transport = CountingTransport()
+    transport = CountingTransport(missing)
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=120)
 

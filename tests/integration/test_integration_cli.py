@@ -60,6 +60,21 @@ def test_check_suggests_the_prefix_on_404(
     assert "/wrong/api/go" in out.replace("\n", "")
 
 
+@pytest.mark.parametrize(
+    ("suffix", "suggested"),
+    [("/api", "/api/go"), ("/api/go", ""), ("/api/go/", "")],
+)
+def test_check_never_doubles_the_prefix(
+    shared_sim: Simulator, shared_server: SimulatorServer, suffix: str, suggested: str
+) -> None:
+    code, out = run_check(shared_server.base_url + suffix, shared_sim.keys["viewer"])
+    text = " ".join(out.split())
+    assert code == ExitCode.UNREACHABLE
+    assert f"try --base-url {shared_server.base_url}{suggested}," in text
+    assert "/api/api/go" not in text and "/api/go/api/go" not in text
+    assert f"GET {suffix.rstrip('/')}/users/me answered 404" in text
+
+
 def test_check_without_key_is_a_config_error(shared_server: SimulatorServer) -> None:
     code, out = run_check(shared_server.base_url, None)
     assert code == ExitCode.CONFIG

@@ -13,6 +13,7 @@ from toolkit.api import (
     AsyncPlatformClient,
     ClientConfig,
     Conflict,
+    EndpointMissing,
     Forbidden,
     MalformedResponse,
     NetworkError,
@@ -242,7 +243,7 @@ def test_prefix_in_base_url() -> None:
         root = server.base_url.removesuffix("/api/go")
         with (
             PlatformClient(ClientConfig(base_url=root, token=sim.keys["viewer"])) as client,
-            pytest.raises(NotFound),
+            pytest.raises(EndpointMissing),  # a wrong prefix: no endpoint, never "not visible"
         ):
             client.me()
 

@@ -130,7 +130,6 @@ def test_with_the_documented_configuration_the_snapshot_is_complete_and_finds_th
     assert found == expected, (sorted(expected - found), sorted(found - expected))
 
 
-@pytest.mark.xfail(strict=True, reason="needs endpoint-missing classification (issue 34 §1)")
 def test_without_configuration_the_snapshot_is_partial_and_names_what_is_missing(
     in_tmp: Path,
 ) -> None:

@@ -19,6 +19,7 @@ from toolkit.api._exceptions import (
     ConfigError,
     Conflict,
     DeadlineExceeded,
+    EndpointMissing,
     Forbidden,
     InternalError,
     InvalidRequest,
@@ -36,6 +37,7 @@ from toolkit.api._exceptions import (
     UnreadableBody,
     UpstreamError,
     ValidationFailed,
+    prefix_suggestion,
 )
 from toolkit.api._models import DeploymentPage, VariableList
 from toolkit.api._secret import Secret
@@ -56,6 +58,7 @@ __all__ = [
     "DeadlineExceeded",
     "DeploymentPage",
     "Endpoint",
+    "EndpointMissing",
     "EndpointStats",
     "Forbidden",
     "InternalError",
@@ -79,4 +82,5 @@ __all__ = [
     "ValidationFailed",
     "VariableList",
     "endpoint_overrides",
+    "prefix_suggestion",
 ]

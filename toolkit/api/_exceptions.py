@@ -25,10 +25,15 @@ Our exception hierarchy:
       · RateLimited ......... 429 rate_limited
       · InternalError ....... 500 internal_error
       · UpstreamError ....... 502, 503, 504 error
+      · EndpointMissing ..... the server has no such endpoint: 405, 501, or a 404 that is not
+                              the error object, or that answers a request naming no resource
 
 An error body is matched by its `type` first and by its HTTP status when the type is
-unknown or missing; a status outside the table gives a plain `ApiError`. Every message
-ends with what to do next.
+unknown or missing; a status outside the table gives a plain `ApiError`. A 404 is
+`NotFound` ("does not exist, or the credential cannot see it", part 7) only when it carries
+the error object (`type` and `message`) and the request named a resource; otherwise the
+path itself is missing (a wrong prefix, a server that moved the endpoint), which is
+`EndpointMissing`, never "not visible". Every message ends with what to do next.
 """
 
 from __future__ import annotations
@@ -39,6 +44,27 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
 PREFIX_HINT = "check the base URL; the API may need the /api/go prefix"
+_PREFIX = "/api/go"
+
+
+def prefix_suggestion(base_url: str) -> str:
+    """The base URL to try when `base_url` answers like a server without the API.
+
+    It never doubles a prefix: a URL that ends with the spec's example prefix is told to
+    try without it (some servers mount the API at the root), one ending in `/api` to add
+    `/go`, any other to add `/api/go`.
+
+    >>> prefix_suggestion("https://host/api")
+    'https://host/api/go'
+    >>> prefix_suggestion("https://host/api/go/")
+    'https://host'
+    """
+    root = base_url.rstrip("/")
+    if root.endswith(_PREFIX):
+        return root[: -len(_PREFIX)]
+    if root.endswith("/api"):
+        return f"{root}/go"
+    return f"{root}{_PREFIX}"
 
 
 class PlatformError(Exception):
@@ -250,6 +276,57 @@ class UpstreamError(ApiError):
     hint = "the platform's servers did not answer properly: retry later (502-504 are retried)"
 
 
+class EndpointMissing(ApiError):
+    """The server has no endpoint at the path called: a wrong base URL prefix, or a server
+    whose paths differ from the catalogue's. `path` is the URL path called, `content_type`
+    what came back, `setting` the configuration key that sets the endpoint's path."""
+
+    error_type = "endpoint_missing"
+    hint = PREFIX_HINT
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        endpoint: str,
+        status: int | None = None,
+        path: str | None = None,
+        content_type: str | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        self.path = path
+        self.content_type = content_type
+        self.setting = endpoint_setting(endpoint)
+        hint = (
+            f"{PREFIX_HINT} (or carries one the server does not use); if the server serves "
+            f"{endpoint} at another path, set it in the configuration: {self.setting} = "
+            '"/its/path"'
+        )
+        super().__init__(
+            message, endpoint=endpoint, status=status, request_id=request_id, hint=hint
+        )
+
+
+def endpoint_setting(endpoint: str) -> str:
+    """The configuration key that sets `endpoint`'s path (dotted names are quoted in TOML).
+
+    >>> endpoint_setting("replicas.list")
+    '[endpoints] "replicas.list"'
+    """
+    return f'[endpoints] "{endpoint}"'
+
+
+MISSING_STATUSES = frozenset({405, 501})
+"""Statuses that say the path (or its method) does not exist, whatever the body."""
+
+
+def is_error_object(body: Mapping[str, Any] | None) -> bool:
+    """Whether `body` is the error object of part 7 (a string `type` and `message`)."""
+    if body is None:
+        return False
+    return bool(_text(body.get("type"))) and isinstance(body.get("message"), str)
+
+
 _BY_TYPE: dict[str, type[ApiError]] = {
     cls.error_type: cls
     for cls in (
@@ -299,12 +376,31 @@ def api_error(
     header_request_id: str | None,
     fallback_message: str,
     scrub: Callable[[str], str] = str,
+    names_resource: bool = True,
+    path: str | None = None,
+    content_type: str | None = None,
 ) -> ApiError:
-    """Build the `ApiError` for an error answer; `body` is the parsed error object, if any.
+    """Build the `ApiError` for an error answer; `body` is the parsed JSON object, if any.
 
     `fallback_message` describes a body that is not the error object (HTML, empty,
     truncated). `scrub` removes secrets from any text the server sent back.
+    `names_resource` says whether the request named a resource (an id): a 404 to one that
+    named none cannot mean "not visible", so it is `EndpointMissing`, as is 405, 501 and
+    a 404 that is not the error object. `path` and `content_type` describe the call.
     """
+    if status in MISSING_STATUSES or (
+        status == 404 and not (names_resource and is_error_object(body))
+    ):
+        said = scrub(_text((body or {}).get("message")) or fallback_message)
+        return EndpointMissing(
+            f"the server has no endpoint at {path or 'the path called'}: it answered "
+            f"{status} ({content_type or 'no content type'}): {said}",
+            endpoint=endpoint,
+            status=status,
+            path=path,
+            content_type=content_type,
+            request_id=_text((body or {}).get("request_id")) or header_request_id,
+        )
     body = body or {}
     error_type = _text(body.get("type"))
     message = scrub(_text(body.get("message")) or fallback_message)
@@ -313,7 +409,7 @@ def api_error(
     request_id = _text(body.get("request_id")) or header_request_id
     cls = error_class(status, error_type, message)
     hint = None
-    if status == 404 and (endpoint == "users.me" or not error_type):
+    if status == 404 and endpoint == "users.me":
         hint = f"{PREFIX_HINT}, and the endpoint path override for {endpoint}"
     return cls(
         message,

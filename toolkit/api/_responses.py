@@ -26,11 +26,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """An HTTP answer read whole: status, headers and the (decoded) body bytes."""
+    """An HTTP answer read whole: status, headers, the (decoded) body bytes, and the URL path
+    that was called (None for an answer built without its request)."""
 
     status: int
     headers: httpx.Headers
     content: bytes
+    path: str | None = None
 
     @property
     def is_success(self) -> bool:
@@ -52,7 +54,11 @@ async def read_capped(response: httpx.Response, limit: int, endpoint: str) -> An
         body += chunk
         if len(body) > limit:
             raise _too_large(response, endpoint, limit, f"more than {limit:,} bytes arrived")
-    return Answer(response.status_code, response.headers, bytes(body))
+    try:
+        path: str | None = response.request.url.path
+    except RuntimeError:  # a response built without its request (tests, notebooks)
+        path = None
+    return Answer(response.status_code, response.headers, bytes(body), path)
 
 
 def _too_large(response: httpx.Response, endpoint: str, limit: int, what: str) -> ResponseTooLarge:
@@ -141,8 +147,16 @@ def decode_success(response: Answer, endpoint: str, scrub: Callable[[str], str] 
     return Reply(body["data"], endpoint, response.status, request_id)
 
 
-def decode_error(response: Answer, endpoint: str, scrub: Callable[[str], str] = str) -> ApiError:
-    """Build the error for a non-2xx answer, whatever its body holds."""
+def decode_error(
+    response: Answer,
+    endpoint: str,
+    scrub: Callable[[str], str] = str,
+    *,
+    names_resource: bool = True,
+) -> ApiError:
+    """Build the error for a non-2xx answer, whatever its body holds.
+
+    `names_resource` says whether the request carried an id (see `api_error`)."""
     try:
         body = json.loads(response.content)
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -157,7 +171,15 @@ def decode_error(response: Answer, endpoint: str, scrub: Callable[[str], str] = 
         header_request_id=request_id_of(response),
         fallback_message=f"the server answered {status} with {described}, not the error object",
         scrub=scrub,
+        names_resource=names_resource,
+        path=_path_called(response),
+        content_type=response.headers.get("content-type"),
     )
+
+
+def _path_called(response: Answer) -> str | None:
+    """The URL path of the request (no query: ids only, and no place for the path)."""
+    return response.path
 
 
 def describe_body(response: Answer) -> str:

@@ -175,7 +175,9 @@ class RequestRunner:
             self.limiter.throttled()
         elif response.status >= 500:
             self.limiter.server_error()
-        error = decode_error(response, endpoint.name, scrub=self.config.token.scrub)
+        error = decode_error(
+            response, endpoint.name, scrub=self.config.token.scrub, names_resource=bool(params)
+        )
         error.retry_after = parse_retry_after(response.headers.get("retry-after"))
         raise error
 

@@ -14,13 +14,13 @@ and resolved, and those the newer snapshot did not observe (status ``unobserved`
 engine keeps their last state).
 Example::
 
-    change = diff_snapshots(Store.open("data/store"))        # the two newest complete
+    change = diff_snapshots(Store.open("data/store"))  # the newest, and the complete before
     change.added, change.removed, change.changed, change.not_collected, change.findings
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -34,7 +34,7 @@ from toolkit.errors import AuditError
 from toolkit.snapshot import SNAPSHOT_AT, SNAPSHOT_ID, TABLES, Store
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     import duckdb
@@ -74,6 +74,9 @@ class SnapshotDiff:
     """What the audit of the findings was configured with (``AuditResult.configured``)."""
     warnings: tuple[str, ...] = ()
     """What went wrong in that audit without changing it (``AuditResult.warnings``)."""
+    tables_not_collected: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per partial side's snapshot id, the tables its failed calls left without a row
+    (``AuditResult.not_collected``): outputs say "not collected", never 0."""
 
     @property
     def empty(self) -> bool:
@@ -96,7 +99,9 @@ def diff_snapshots(
     waivers: Path | Sequence[Waiver] | None = None,
     cache: StatusCache | None = None,
 ) -> SnapshotDiff:
-    """Compare two snapshots (ids or unique prefixes; default: the two newest complete).
+    """Compare two snapshots (ids or unique prefixes; default: the newest, partial or not,
+    and the complete one before it; ``tables_not_collected`` names what a partial side's
+    failed calls left without a row).
 
     Findings are judged with ``waivers`` (a file or parsed waivers; default: the file
     ``settings`` names) as :func:`~toolkit.audit.run_audit` judges them: a waived finding
@@ -148,6 +153,7 @@ def diff_snapshots(
         ),
         findings=findings[shown].reset_index(drop=True),
         blind=audit.blind,
+        tables_not_collected=audit.not_collected,
         configured=audit.configured,
         warnings=audit.warnings,
     )

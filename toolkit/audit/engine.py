@@ -44,6 +44,7 @@ from toolkit.audit.lifecycle import (
 from toolkit.audit.scope import FRESH_SCHEMA, blind_checks, plan_scope, scoped
 from toolkit.audit.snapshots_chosen import (
     committed_snapshots,
+    not_collected_tables,
     reach,
     select_snapshots,
     split_window,
@@ -91,10 +92,13 @@ def run_audit(
     today: date | None = None,
     cache: StatusCache | None = None,
 ) -> AuditResult:
-    """Run the checks and judge ``snapshot`` (default: the newest complete one).
+    """Run the checks and judge ``snapshot`` (default: the newest one, partial or not).
 
-    ``compare_to`` defaults to the complete snapshot before it. ``source`` is a store or a
-    DuckDB connection that has the store's views (``store.duckdb()``, or a fixture's);
+    ``compare_to`` defaults to the complete snapshot before it. In a partial snapshot, what
+    its failed calls may have left out is ``unobserved`` (its last state kept, never
+    resolved), and ``result.not_collected`` names the tables they left without a row.
+    ``source`` is a store or a DuckDB connection that has the store's views
+    (``store.duckdb()``, or a fixture's);
     ``checks`` defaults to the built-in ones plus the folders ``settings`` name, with the
     thresholds it sets. ``waivers`` (a file or parsed waivers) defaults to the configured
     file. ``latest_only`` reads only the judged and compared snapshots and the one before
@@ -136,6 +140,7 @@ def run_audit(
         con, "select snapshot_id, snapshot_at, seq, status as snapshot_status from snapshots"
     )
     read = query_frame(con, "select snapshot_id from audit_positions order by pos")
+    uncollected = not_collected_tables(con, (chosen.target, chosen.compare))
     memo = checked.cache
     return AuditResult(
         target=chosen.target,
@@ -151,6 +156,7 @@ def run_audit(
         latest_only=latest_only,
         read=tuple(read.snapshot_id),
         blind=checked.blind.to_pandas(),
+        not_collected=uncollected,
         configured=catalogue.configured(settings),
         reused=dict(memo.reused) if memo else {},
         warnings=tuple(memo.warnings) if memo else (),

@@ -139,6 +139,9 @@ class AuditResult:
         default_factory=lambda: pd.DataFrame({"check_id": [], "snapshot_id": []}, dtype=str),
         repr=False,
     )
+    not_collected: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per partial judged or compared snapshot id, the tables its failed calls left without
+    a row: outputs say "not collected" for them, never 0 rows or no findings."""
 
     @property
     def partial(self) -> tuple[SnapshotRef, ...]:

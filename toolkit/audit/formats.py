@@ -52,6 +52,7 @@ __all__ = [
     "minute_text",
     "owner_path",
     "parsed_evidence",
+    "partial_lines",
     "ref_json",
     "render",
     "to_records",
@@ -113,6 +114,7 @@ def to_json(result: AuditResult) -> dict[str, Any]:
         "snapshot": ref_json(result.target),
         "compared_to": ref_json(result.compare) if result.compare else None,
         "latest_only": result.latest_only,
+        "not_collected": {k: list(v) for k, v in result.not_collected.items()},
         "checks": len(result.checks),
         "configured": list(result.configured),
         "summary": {sev: {k: int(v) for k, v in row.items()} for sev, row in summary.iterrows()},
@@ -172,6 +174,7 @@ def to_markdown(result: AuditResult) -> str:
         f"Snapshot `{result.target.snapshot_id}` taken {result.target.snapshot_at:%Y-%m-%d %H:%M} "
         f"UTC{compared}; {len(result.checks)} checks.",
         "",
+        *(f"**Note: {escape_markdown(text)}**\n" for text in partial_lines(result)),
         *configured_lines(result),
         "| severity | new | regressed | open | resolved | waived |",
         "|---|---:|---:|---:|---:|---:|",
@@ -257,6 +260,7 @@ def findings_table(result: AuditResult, limit: int | None = None) -> RenderableT
     counts = result.summary().sum()
     line = ", ".join(f"{int(counts[k])} {k}" for k in counts.index)
     parts.append(Text(f"{len(result.checks)} checks; {line}"))
+    parts.extend(Text(f"note: {text}", style="yellow") for text in partial_lines(result))
     return Group(*parts)
 
 
@@ -377,6 +381,29 @@ def parsed_evidence(value: Any) -> Any:
         return json.loads(value)
     except ValueError:
         return value
+
+
+def partial_lines(result: AuditResult) -> list[str]:
+    """One sentence per partial judged or compared snapshot: that it is partial, the
+    tables it did not collect, and how its findings are judged. Every output of ``audit``
+    and ``report`` carries them (stdout, stderr, the report's header)."""
+    lines = []
+    for snapshot in result.partial:
+        judged = snapshot is result.target
+        missing = result.not_collected.get(snapshot.snapshot_id, ())
+        lines.append(
+            f"the {'judged' if judged else 'compared'} snapshot {snapshot.snapshot_id} is "
+            "partial: some calls failed (its collection_errors say which)"
+            + (f"; not collected: {', '.join(missing)}" if missing else "")
+            + (
+                ". Judging it: what it did not collect is shown as unobserved (its last state "
+                "kept), never as resolved"
+                if judged
+                else ""
+            )
+            + f"; {blind_text(result.blind, snapshot.snapshot_id)}."
+        )
+    return lines
 
 
 def blind_text(blind: pd.DataFrame, snapshot_id: str) -> str:

@@ -41,6 +41,7 @@ from toolkit.audit.check_run import (
     views_reading,
 )
 from toolkit.snapshot import SNAPSHOT_TABLES, id_list_literal
+from toolkit.snapshot.coverage import ENDPOINT_TABLES, tables_short
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -76,21 +77,6 @@ CACHE_MAX_ROWS = 5_000_000
 _SHARED = re.compile(r"^--\s*materialize:\s*shared\s*$", re.MULTILINE)
 _COPIED_READERS = frozenset({"dataset"})
 """Readers (see ``toolkit.snapshot.views``) whose tables are worth copying into DuckDB."""
-ENDPOINT_TABLES: dict[str, tuple[str, ...]] = {
-    "users.me": ("credentials", "credential_resources"),
-    "templates.list": ("templates",),
-    "buckets.list": ("s3_buckets",),
-    "service_groups.list": ("service_groups",),
-    "deployments.list": ("deployments", "replica_events"),
-    "replicas.list": ("replicas", "replica_events"),
-    "replicas.health": ("replica_health", "replicas", "replica_events"),
-    "volumes.list": ("volumes",),
-    "variables.list": ("variables", "variable_references"),
-    "webhooks.list": ("webhooks", "webhook_events"),
-}
-"""The tables a failed call of each endpoint (``collection_errors.endpoint``) leaves short.
-A listing of the hierarchy (teams, projects, environments, services) or an endpoint not
-named here leaves every table short: what hangs below it was never asked for."""
 
 
 @dataclass(frozen=True)
@@ -227,8 +213,7 @@ def blind_checks(
     reads = {spec.id: derived.names_read([spec.sql]) & known for spec in specs}
     short: dict[str, set[str]] = {}
     for snapshot_id, endpoint, table in failures:
-        tables = (table,) if table else ENDPOINT_TABLES.get(endpoint, SNAPSHOT_TABLES)
-        short.setdefault(snapshot_id, set()).update(tables)
+        short.setdefault(snapshot_id, set()).update(tables_short(endpoint, table))
     return [
         (check_id, snapshot_id)
         for check_id, read in reads.items()

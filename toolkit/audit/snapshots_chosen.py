@@ -14,13 +14,21 @@ from typing import TYPE_CHECKING
 
 from toolkit.audit.findings import SnapshotRef
 from toolkit.errors import AuditError
+from toolkit.snapshot import SNAPSHOT_TABLES
+from toolkit.snapshot.coverage import not_collected, tables_short
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import duckdb
 
-__all__ = ["committed_snapshots", "reach", "select_snapshots", "split_window"]
+__all__ = [
+    "committed_snapshots",
+    "not_collected_tables",
+    "reach",
+    "select_snapshots",
+    "split_window",
+]
 
 
 def committed_snapshots(con: duckdb.DuckDBPyConnection) -> list[SnapshotRef]:
@@ -39,21 +47,23 @@ def select_snapshots(
     options: tuple[str, str] = ("--snapshot", "--compare-to"),
 ) -> tuple[SnapshotRef, SnapshotRef | None]:
     """The judged snapshot and the one it is compared with (ids or unique id prefixes).
-    ``options`` names the two in messages as the command line that gave them does."""
+    ``options`` names the two in messages as the command line that gave them does.
+
+    The judged snapshot defaults to the newest one, partial or not: a fix or a new problem
+    in it is never skipped in silence, and what its failed calls did not collect is
+    ``unobserved`` there (its last state kept), never resolved. It is compared by default
+    with the newest complete snapshot before it."""
     if snapshot is None:
-        complete = [s for s in committed if s.status == "complete"]
-        if not complete:
-            raise AuditError(
-                "the store has no complete snapshot yet: run `platform-audit snapshot` first"
-            )
-        target = complete[-1]
+        if not committed:
+            raise AuditError("the store has no snapshot yet: run `platform-audit snapshot` first")
+        target = committed[-1]
     else:
         target = _find(committed, snapshot, options[0])
     if compare_to is not None:
         compare = _find(committed, compare_to, options[1])
         if compare.seq >= target.seq:
             judged = (
-                f"the newest complete snapshot {target.snapshot_id}"
+                f"the newest snapshot {target.snapshot_id}"
                 if snapshot is None
                 else f"{options[0]} {target.snapshot_id}"
             )
@@ -122,3 +132,31 @@ def split_window(
     None when that is every snapshot."""
     window = _window(committed, target, compare)
     return [s.snapshot_id for s in window] if len(window) < len(committed) else None
+
+
+def not_collected_tables(
+    con: duckdb.DuckDBPyConnection, refs: Sequence[SnapshotRef | None]
+) -> dict[str, tuple[str, ...]]:
+    """Per partial snapshot of ``refs``, the tables its failed calls left without a row
+    (:func:`toolkit.snapshot.coverage.not_collected`): outputs say "not collected" for
+    them, never 0. Complete snapshots have no failed call, so none is listed."""
+    found: dict[str, tuple[str, ...]] = {}
+    for ref in refs:
+        if ref is None or ref.status != "partial" or ref.snapshot_id in found:
+            continue
+        params = {"id": ref.snapshot_id}
+        failures = con.execute(
+            "select distinct endpoint, table_name from collection_errors "
+            "where snapshot_id = $id and not coalesce(not_visible, false)",
+            params,
+        ).fetchall()
+        short = {t for e, n in failures for t in tables_short(str(e), n)}
+        counts = {  # table names from the declared schema only, never input
+            t: con.execute(
+                f"select count(*) from {t} where snapshot_id = $id",  # noqa: S608
+                params,
+            ).fetchone()[0]  # type: ignore[index]
+            for t in sorted(short & set(SNAPSHOT_TABLES))
+        }
+        found[ref.snapshot_id] = tuple(not_collected(failures, counts))
+    return found

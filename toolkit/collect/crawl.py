@@ -3,10 +3,14 @@
 Jobs (see `plan.py`) go through a priority queue to a pool of workers as large as the
 client's concurrency; the client keeps its own semaphore, rate limit and retries. The
 hierarchy is listed first so that work spreads out early. Each distinct GET is made once
-per crawl. A failed call becomes a `collection_errors` row (404: not visible to this
-credential) and makes the result `partial`; a 401 on the collecting credential stops
-everything with `CollectionAborted`, and nothing is returned for committing. Once every row
-is in, free text that repeats a variable value the crawl read is masked
+per crawl. A failed call becomes a `collection_errors` row and makes the result `partial`,
+except a 404 carrying the error object `not_found` (not visible to this credential, spec
+part 5 rule 6). An endpoint the server lacks (`EndpointMissing`: a plain-text 404, 405,
+501...) is a failure of type `endpoint_missing` whose row names the path called, what came
+back and the `[endpoints]` setting to change. A 401 on the collecting credential stops
+everything with `CollectionAborted`; `users.me` or `teams.list` missing stops it with
+`PlatformUnavailable` (the base URL is wrong); either way nothing is returned for committing.
+Once every row is in, free text that repeats a variable value the crawl read is masked
 (`toolkit.collect.known_values`), and the values are forgotten.
 
 >>> from toolkit.snapshot.redaction import load_fingerprinter          # doctest: +SKIP
@@ -26,7 +30,15 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from toolkit.api import AsyncPlatformClient, InvalidRequest, RequestError, Unauthorized
+from toolkit.api import (
+    AsyncPlatformClient,
+    EndpointMissing,
+    InvalidRequest,
+    NotFound,
+    RequestError,
+    Unauthorized,
+    prefix_suggestion,
+)
 from toolkit.collect.aliases import FieldAliases
 from toolkit.collect.calls import Call
 from toolkit.collect.conform import Owner, error_row
@@ -37,7 +49,7 @@ from toolkit.collect.plan import CrawlOptions, Job, Planner
 from toolkit.collect.progress import CrawlProgress
 from toolkit.collect.row_buffer import RowBuffer
 from toolkit.collect.scope_probe import probe_scopes
-from toolkit.errors import CollectionAborted
+from toolkit.errors import CollectionAborted, PlatformUnavailable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -53,6 +65,8 @@ __all__ = ["crawl", "crawl_async", "crawl_settings"]
 
 logger = logging.getLogger("toolkit.collect")
 _ME = Call.of("users.me")
+# The calls everything hangs from: if the server lacks them, the base URL is wrong.
+_ROOTS = frozenset({"users.me", "teams.list"})
 
 
 class _Crawler:
@@ -77,6 +91,8 @@ class _Crawler:
         self.depth = 0
         self.role: str | None = None
         self.aborted: CollectionAborted | None = None
+        self.refused: PlatformUnavailable | None = None
+        self.missing: set[str] = set()  # endpoints the server lacks (logged once each)
         self.stop = asyncio.Event()
         self.closing = False  # set once the crawl cancels its workers
 
@@ -107,6 +123,8 @@ class _Crawler:
             await asyncio.gather(*workers, drained, stopped, return_exceptions=True)
         if self.aborted is not None:
             raise self.aborted
+        if self.refused is not None:
+            raise self.refused
 
     async def _watch(
         self,
@@ -203,12 +221,18 @@ class _Crawler:
             )
             self._record(row)
             return
-        not_visible = error.status == 404
+        # Only the error object's not_found is scope (spec part 5 rule 6, part 7 rule 1).
+        not_visible = isinstance(error, NotFound) and (error.status, error.type) == (
+            404,
+            "not_found",
+        )
         message = error.message
         if error.details:
             message += "; " + "; ".join(error.details)
         if not_visible:
             message = f"not visible to credential {self.credential!r}: {message}"
+        if isinstance(error, EndpointMissing):
+            message = self._missing(job, error)
         logger.debug("%s failed: %s (request_id %s)", job.call, error.type, error.request_id)
         row = error_row(
             job.call.endpoint,
@@ -228,6 +252,30 @@ class _Crawler:
         self._record(
             error_row(job.call.endpoint, job.owner, error_type="client_error", message=message)
         )
+
+    def _missing(self, job: Job, error: EndpointMissing) -> str:
+        """The row's message for an endpoint the server lacks; logged once per endpoint.
+        A root endpoint missing means a wrong base URL: the crawl stops, nothing is kept."""
+        endpoint = job.call.endpoint
+        message = (
+            f"not collected: the server has no endpoint {endpoint} (GET {error.path} answered "
+            f"{error.status}, {error.content_type or 'no content type'}); set "
+            f'{error.setting} = "/its/path" if it serves it elsewhere'
+        )
+        if endpoint not in self.missing:
+            self.missing.add(endpoint)
+            logger.warning("%s", message)
+        if endpoint in _ROOTS and self.refused is None:
+            base_url = self.client.config.base_url
+            self.refused = PlatformUnavailable(
+                f"{base_url} does not serve the platform API: GET {error.path} ({endpoint}) "
+                f"answered {error.status} ({error.content_type or 'no content type'}), as a "
+                "server without that endpoint does. Nothing was committed. Check the base URL: "
+                f"try --base-url {prefix_suggestion(base_url)}; if this server serves "
+                f'{endpoint} at another path, set {error.setting} = "/its/path".'
+            )
+            self.stop.set()
+        return message
 
     def _record(self, row: Row, *, partial: bool = True) -> None:
         self.rows.append("collection_errors", row)

@@ -23,6 +23,7 @@ import jinja2
 from markupsafe import Markup
 
 from toolkit.audit import AREAS, SEVERITIES
+from toolkit.audit.formats import partial_lines
 from toolkit.audit.waivers import EXPIRING_DAYS
 from toolkit.report.charts import report_figures
 from toolkit.report.report_view import (
@@ -88,6 +89,7 @@ def render_html(data: ReportData, *, page_rows: int = PAGE_ROWS) -> str:
         "checks": len(result.checks),
         "history_count": len(data.snapshots),
         "configured": data.configured,
+        "partial_lines": partial_lines(result),
         "severities": SEVERITIES,
         "areas": sorted(set(AREAS) | set(data.open_findings.area)),
         "open_total": len(open_frame),

@@ -84,13 +84,14 @@ def gather_report(
     checks: Catalogue | None = None,
     cache: StatusCache | None = None,
 ) -> ReportData:
-    """Audit the newest complete snapshot of ``store`` and gather what the report shows.
+    """Audit the newest snapshot of ``store`` (partial or not: its header then says what it
+    did not collect) and gather what the report shows.
 
     ``compare_to`` (an id or unique prefix) defaults to the complete snapshot before the
     judged one; ``since`` limits the trends and the evidence appendix to snapshots taken at
     or after it (naive times are UTC); ``waivers`` defaults to the configured file;
     ``checks`` to the checks ``settings`` configure (``Catalogue.select`` makes a subset).
-    Raises :class:`~toolkit.errors.AuditError` for a store without a complete snapshot, an
+    Raises :class:`~toolkit.errors.AuditError` for a store without a snapshot, an
     unknown snapshot id, or a ``since`` after the newest snapshot. ``cache``: see
     :func:`~toolkit.audit.run_audit` (a report judges the whole history).
     """

@@ -42,7 +42,7 @@ def write_report(
     checks: Catalogue | None = None,
     cache: StatusCache | None = None,
 ) -> Path:
-    """Audit the newest complete snapshot of ``store`` and write the report to ``out``.
+    """Audit the newest snapshot of ``store`` (partial or not) and write the report to ``out``.
 
     The file is replaced atomically (written beside it, then renamed), so a reader never
     sees half a report; see :func:`write_text` for symlinks, devices and ``-``, and

@@ -15,7 +15,13 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from toolkit.audit import SEVERITIES, escape_markdown
-from toolkit.audit.formats import configured_lines, frame_records, to_csv, to_json
+from toolkit.audit.formats import (
+    configured_lines,
+    frame_records,
+    partial_lines,
+    to_csv,
+    to_json,
+)
 from toolkit.audit.waivers import ATTENTION
 from toolkit.report.report_view import (
     area_counts,
@@ -43,6 +49,7 @@ def render_markdown(data: ReportData, *, top: int = TOP_FINDINGS) -> str:
     """A review-ready summary: counts, what changed, the top findings, waivers, evidence."""
     result, counts = data.result, summary_counts(data)
     lines = ["# Platform audit report", "", _snapshot_line(data), ""]
+    lines += [f"**Note: {escape_markdown(text)}**\n" for text in partial_lines(result)]
     lines += configured_lines(result)  # what the findings depend on besides the store
     open_frame = data.unwaived_open
     by_severity = ", ".join(f"{int((open_frame.severity == s).sum())} {s}" for s in SEVERITIES)

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolkit.snapshot.coverage import recorded_not_collected
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from datetime import datetime
@@ -38,6 +40,9 @@ class SnapshotInfo:
     fingerprint_key: str | None = None
     """The id of the HMAC key its fingerprints are under (``Fingerprinter.key_id``); None
     when not recorded (a snapshot taken before the toolkit recorded it)."""
+    not_collected: tuple[str, ...] | None = None
+    """Tables with no row that failed calls left short (:mod:`toolkit.snapshot.coverage`):
+    their 0 says nothing of the platform. None when not recorded (an older snapshot)."""
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> SnapshotInfo:
@@ -64,6 +69,7 @@ class SnapshotInfo:
             chain_hash=row["chain_hash"],
             pruned_at=row.get("pruned_at"),
             fingerprint_key=_extra(row).get("fingerprint_key"),
+            not_collected=recorded_not_collected(_extra(row)),
         )
 
 
