@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolkit.api._exceptions import ApiError, MalformedResponse, api_error
+from toolkit.api._exceptions import ApiError, MalformedResponse, api_error, plain_request_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -57,8 +57,9 @@ def _kind(value: Any) -> str:
 
 
 def request_id_of(response: httpx.Response) -> str | None:
-    """The `X-Request-Id` header, sent on every answer (part 7)."""
-    return response.headers.get("x-request-id") or None
+    """The `X-Request-Id` header, sent on every answer (part 7), when it is a plain
+    identifier; `***` when it is anything else (`plain_request_id`)."""
+    return plain_request_id(response.headers.get("x-request-id") or None)
 
 
 def decode_success(
