@@ -4,10 +4,12 @@ Every collector builds plain dicts and hands them to a `Conformer`, which checks
 value against its column's Arrow type (`toolkit.snapshot.schema_tables`). A value of the
 wrong type becomes null and is reported once per (table, column, type) as a
 `collection_errors` row of type `schema_drift`, naming the type but never the value.
-Unknown enum values are plain strings and pass untouched; unknown fields are kept by the
-collectors in `extra` (see `extra_json`). Columns declared free text (commands, messages,
-descriptions) are scrubbed of URL userinfo and credential values (`scrub_text`): a crash
-message or a start command may quote a connection string.
+Unknown enum values are plain strings; unknown fields are kept by the collectors in
+`extra` (see `extra_json`). Every string goes through the masking rule of its column's
+declared kind (`toolkit.snapshot.column_masking`): free text is scrubbed of URL userinfo and
+credential values (a crash message may quote a connection string), URLs and image
+references lose userinfo and query values, a request id that is not a plain identifier is
+masked.
 
 >>> conformer = Conformer("teams.list", Owner())
 >>> conformer.row("teams", {"id": "t1", "name": 42})["name"] is None
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from toolkit.snapshot.column_masking import Rule, masker
 from toolkit.snapshot.redaction import MASK, SECRET_NAME, scrub_text
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import TABLES
@@ -179,22 +182,22 @@ def _columns(table: str) -> tuple[tuple[tuple[str, _Convert, bool], ...], frozen
 
     Worked out once per table: a crawl conforms hundreds of thousands of rows, and asking
     the Arrow schema for its fields and types on every row cost more than the conversion.
-    A free-text column's converter also scrubs it.
+    A string column's converter also masks it by its kind.
     """
     declared = TABLES[table]
     columns = tuple(
-        (column.name, _converter(column.type, scrub=column.free_text), column.nullable)
+        (column.name, _converter(column.type, mask=masker(column.kind)), column.nullable)
         for column in declared.columns
         if column.name not in (SNAPSHOT_ID, SNAPSHOT_AT)
     )
     return columns, frozenset(declared.arrow_schema.names)
 
 
-def _converter(kind: pa.DataType, *, scrub: bool = False) -> _Convert:
+def _converter(kind: pa.DataType, *, mask: Rule | None = None) -> _Convert:
     """The function taking a non-null value to the Python value of Arrow type `kind`
-    (strings scrubbed with `scrub_text` when `scrub`)."""
-    if pa.types.is_string(kind) and scrub:
-        return lambda value: scrub_text(value) if isinstance(value, str) else _WRONG
+    (strings through the masking rule `mask`, when there is one)."""
+    if pa.types.is_string(kind) and mask is not None:
+        return lambda value: mask(value) if isinstance(value, str) else _WRONG
     if pa.types.is_string(kind):
         return lambda value: value if isinstance(value, str) else _WRONG
     if pa.types.is_boolean(kind):
@@ -206,7 +209,7 @@ def _converter(kind: pa.DataType, *, scrub: bool = False) -> _Convert:
     if pa.types.is_timestamp(kind):
         return _timestamp
     if pa.types.is_list(kind):
-        return functools.partial(_list, _converter(kind.value_type, scrub=scrub))
+        return functools.partial(_list, _converter(kind.value_type, mask=mask))
     return lambda value: _WRONG if isinstance(value, bool) else value
 
 
