@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 import pytest
 
 from toolkit.collect.conform import Conformer, Owner
-from toolkit.snapshot import TABLES
+from toolkit.snapshot import TABLES, Store
 from toolkit.snapshot.column_masking import RULES, mask
 from toolkit.snapshot.schema import Column, Kind, holds_text
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SECRET = "CANARYcolumn0secret0value"
 PINNED = "registry.example/app:1.0@sha256:" + "a" * 64
@@ -124,3 +129,13 @@ def test_collection_errors_keep_only_a_plain_request_id() -> None:
     values = {"endpoint": "services.list", "request_id": f"https://x.example/?sig={SECRET}"}
     row = conformer.row("collection_errors", values)
     assert row is not None and row["request_id"] == "***"
+
+
+def test_the_snapshots_row_is_masked_by_its_kinds(tmp_path: Path) -> None:
+    """The writer builds the `snapshots` row itself; its base_url goes through the url rule."""
+    store = Store.open(tmp_path / "store")
+    base_url = f"https://audit:{SECRET}@platform.example/api/go?key={SECRET}"
+    info = store.begin(meta={"base_url": base_url}).commit()
+    assert info.base_url == "https://platform.example/api/go?key=***"
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert [p for p in files if SECRET.encode() in p.read_bytes()] == []
