@@ -71,12 +71,14 @@ def crawl_world(
     *,
     audited: dict[str, str] | None = None,
     options: CrawlOptions | None = None,
+    transport: CountingTransport | None = None,
     **config: Any,
 ) -> Crawled:
-    """Crawl the served world with `token`, auditing the named `audited` tokens."""
+    """Crawl the served world with `token`, auditing the named `audited` tokens (through
+    `transport`, a CountingTransport or a subclass that changes answers, when given)."""
     import asyncio
 
-    transport = CountingTransport()
+    transport = transport or CountingTransport()
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=120)
 
