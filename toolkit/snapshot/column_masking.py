@@ -42,8 +42,14 @@ __all__ = ["RULES", "mask", "mask_row", "masker"]
 Rule = Callable[[str], str]
 
 # Strings no scrub_text pattern can change, kept without running them: a short plain word
-# (a status, a type, a name) or a UUID. Tokens are longer than 15 characters.
-_PLAIN = re.compile(r"[A-Za-z0-9_.-]{0,15}|[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}")
+# (a status, a type, a name; tokens are longer than 15 characters), a UUID, a commit SHA
+# (40 or 64 hex digits) or an ISO 8601 time.
+_PLAIN = re.compile(
+    r"[A-Za-z0-9_.-]{0,15}"
+    r"|[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}"
+    r"|[0-9a-f]{40}|[0-9a-f]{64}"
+    r"|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?(?:Z|[+-][0-9]{2}:[0-9]{2})?"
+)
 # A URL or a path without any of these has no userinfo, query, parameter or fragment.
 _URL_EXTRAS = re.compile(r"[@?;#=\s]")
 # `user[:password]@` at the start of a reference without a scheme; not an image digest
