@@ -32,6 +32,7 @@ __all__ = [
     "Kind",
     "Table",
     "UnknownTableError",
+    "holds_text",
 ]
 
 # Raise when a declared table changes. New nullable columns keep old content hashes valid
