@@ -75,3 +75,18 @@ def test_invalid_settings_are_refused(overrides, setting) -> None:
     with pytest.raises(ConfigError) as caught:
         ClientConfig(**values)
     assert caught.value.setting == setting
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "https://platform.test/api/go;token=CANARYbase0url",
+        "https://platform.test;k=CANARYbase0url/x",
+    ],
+)
+def test_a_base_url_with_path_parameters_is_refused_without_echoing_them(base_url) -> None:
+    with pytest.raises(ConfigError) as caught:
+        ClientConfig(base_url=base_url, token=Secret("plat_x"))
+    assert caught.value.setting == "base_url"
+    assert "path parameters" in str(caught.value)
+    assert "CANARYbase0url" not in str(caught.value)

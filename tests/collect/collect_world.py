@@ -81,17 +81,19 @@ def crawl_world(
     options: CrawlOptions | None = None,
     within_s: float | None = None,
     missing: tuple[str, ...] = (),
+    transport: CountingTransport | None = None,
     **config: Any,
 ) -> Crawled:
     """Crawl the served world with `token`, auditing the named `audited` tokens; the paths
-    in `missing` answer a plain-text 404 (see `CountingTransport`).
+    in `missing` answer a plain-text 404 (see `CountingTransport`); `transport`, a
+    CountingTransport or a subclass that changes answers, replaces the default one.
 
     `within_s`: fail with `TimeoutError` if the crawl has not ended by then (a hang).
     `server` is anything with a `base_url`: a `SimulatorServer`, or a proxy in front of one.
     """
     import asyncio
 
-    transport = CountingTransport(missing)
+    transport = transport or CountingTransport(missing)
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=120)
 

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from toolkit.collect.conform import Conformer, Owner, extra_json
-from toolkit.collect.free_text import FREE_TEXT_LIMIT, TRUNCATED, stored_text
+from toolkit.snapshot.free_text import FREE_TEXT_LIMIT, TRUNCATED, stored_text
 from toolkit.snapshot.schema_tables import TABLES
 
 HUGE = 5_000_000

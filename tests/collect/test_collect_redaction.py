@@ -347,13 +347,16 @@ def test_columns_named_like_free_text_are_declared_free_text() -> None:
     assert ("deployments", "commit_message") in named
 
 
-def test_other_strings_are_stored_as_they_came() -> None:
-    """Names, images and ids are not free text: a name with `password=` in it stays."""
+def test_plain_names_and_images_are_stored_as_they_came() -> None:
+    """Names, images and ids are masked by their kind's rule, which leaves plain values be;
+    a name that writes out a credential (`password=...`) does not keep it."""
     row = Conformer("test", Owner()).row(
-        "services", {"id": "s1", "name": "password=shown", "image": "r.example/a:b"}
+        "services", {"id": "s1", "name": "web api", "image": "r.example/a:b"}
     )
     assert row is not None
-    assert (row["name"], row["image"]) == ("password=shown", "r.example/a:b")
+    assert (row["name"], row["image"]) == ("web api", "r.example/a:b")
+    row = Conformer("test", Owner()).row("services", {"id": "s1", "name": "password=hunter2"})
+    assert row is not None and row["name"] == "password=***"
 
 
 def test_unknown_string_fields_are_scrubbed_in_extra() -> None:

@@ -121,6 +121,12 @@ def _check_url(url: str) -> None:
         )
     if parsed.query or parsed.fragment:
         raise ConfigError("base_url must not carry a query or fragment", setting="base_url")
+    if ";" in url:  # `/api;token=...`: a parameter a proxy or a log would show
+        raise ConfigError(
+            "base_url must not carry path parameters (;name=value): put the key in "
+            "PLATFORM_API_KEY and give the URL up to its prefix, e.g. https://host/api/go",
+            setting="base_url",
+        )
 
 
 def _check_positive(name: str, value: float) -> None:

@@ -38,6 +38,7 @@ path itself is missing (a wrong prefix, a server that moved the endpoint), which
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -406,7 +407,7 @@ def api_error(
     message = scrub(_text(body.get("message")) or fallback_message)
     raw_details = body.get("details")
     details = [scrub(str(d)) for d in raw_details] if isinstance(raw_details, list) else []
-    request_id = _text(body.get("request_id")) or header_request_id
+    request_id = plain_request_id(_text(body.get("request_id"))) or header_request_id
     cls = error_class(status, error_type, message)
     hint = None
     if status == 404 and endpoint == "users.me":
@@ -424,3 +425,20 @@ def api_error(
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+_PLAIN_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+UNSHOWN_REQUEST_ID = "***"
+
+
+def plain_request_id(value: str | None) -> str | None:
+    """A request id a server sent, when it is a plain identifier (letters, digits, ``._:-``,
+    at most 128 characters); anything else (a URL, a ``key=value``, a line break, a page
+    of text) is shown and stored as ``***``: it is the server's text, and may hold anything.
+
+    >>> plain_request_id("req-7f3a"), plain_request_id("https://x?sig=abc"), plain_request_id(None)
+    ('req-7f3a', '***', None)
+    """
+    if value is None or _PLAIN_REQUEST_ID.fullmatch(value):
+        return value
+    return UNSHOWN_REQUEST_ID

@@ -16,6 +16,7 @@ from toolkit.api._exceptions import (
     ResponseTooLarge,
     UnreadableBody,
     api_error,
+    plain_request_id,
 )
 
 if TYPE_CHECKING:
@@ -114,8 +115,9 @@ def _kind(value: Any) -> str:
 
 
 def request_id_of(response: httpx.Response | Answer) -> str | None:
-    """The `X-Request-Id` header, sent on every answer (part 7)."""
-    return response.headers.get("x-request-id") or None
+    """The `X-Request-Id` header, sent on every answer (part 7), when it is a plain
+    identifier; `***` when it is anything else (`plain_request_id`)."""
+    return plain_request_id(response.headers.get("x-request-id") or None)
 
 
 def decode_success(response: Answer, endpoint: str, scrub: Callable[[str], str] = str) -> Reply:

@@ -8,10 +8,12 @@ A required column (an id, a name) that a record lacks drops the record and is re
 once per (table, column) as a `missing_field` row naming the endpoint and the
 `[fields.KIND]` setting that maps a differently named field (see `toolkit.collect.aliases`).
 Unknown enum values are plain strings and pass untouched; unknown fields are kept by the
-collectors in `extra` (see `extra_json`). Columns declared free text (commands, messages,
-descriptions) are scrubbed of URL userinfo and credential values (`scrub_text`): a crash
-message or a start command may quote a connection string; and cut to `FREE_TEXT_LIMIT`
-characters with the original length noted (`stored_text`).
+collectors in `extra` (see `extra_json`). Every string goes through the masking rule of its
+column's declared kind (`toolkit.snapshot.column_masking`): free text is scrubbed of URL
+userinfo and credential values (a crash message may quote a connection string) and cut to
+`FREE_TEXT_LIMIT` characters with the original length noted (`stored_text`); URLs and image
+references lose userinfo and query values; a request id that is not a plain identifier is
+masked.
 
 >>> conformer = Conformer("teams.list", Owner())
 >>> conformer.row("teams", {"id": "t1", "name": 42})["name"] is None
@@ -34,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from toolkit.collect.aliases import kind_of_table
-from toolkit.collect.free_text import stored_text
+from toolkit.snapshot.column_masking import Rule, masker
+from toolkit.snapshot.free_text import stored_text
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import TABLES
 from toolkit.snapshot.secret_names import SECRET_NAME, secret_name
@@ -205,22 +208,22 @@ def _columns(table: str) -> tuple[tuple[tuple[str, _Convert, bool], ...], frozen
 
     Worked out once per table: a crawl conforms hundreds of thousands of rows, and asking
     the Arrow schema for its fields and types on every row cost more than the conversion.
-    A free-text column's converter also scrubs it.
+    A string column's converter also masks it by its kind.
     """
     declared = TABLES[table]
     columns = tuple(
-        (column.name, _converter(column.type, scrub=column.free_text), column.nullable)
+        (column.name, _converter(column.type, mask=masker(column.kind)), column.nullable)
         for column in declared.columns
         if column.name not in (SNAPSHOT_ID, SNAPSHOT_AT)
     )
     return columns, frozenset(declared.arrow_schema.names)
 
 
-def _converter(kind: pa.DataType, *, scrub: bool = False) -> _Convert:
+def _converter(kind: pa.DataType, *, mask: Rule | None = None) -> _Convert:
     """The function taking a non-null value to the Python value of Arrow type `kind`
-    (strings scrubbed and capped with `stored_text` when `scrub`)."""
-    if pa.types.is_string(kind) and scrub:
-        return lambda value: stored_text(value) if isinstance(value, str) else _WRONG
+    (strings through the masking rule `mask`, when there is one)."""
+    if pa.types.is_string(kind) and mask is not None:
+        return lambda value: mask(value) if isinstance(value, str) else _WRONG
     if pa.types.is_string(kind):
         return lambda value: value if isinstance(value, str) else _WRONG
     if pa.types.is_boolean(kind):
@@ -232,7 +235,7 @@ def _converter(kind: pa.DataType, *, scrub: bool = False) -> _Convert:
     if pa.types.is_timestamp(kind):
         return _timestamp
     if pa.types.is_list(kind):
-        return functools.partial(_list, _converter(kind.value_type, scrub=scrub))
+        return functools.partial(_list, _converter(kind.value_type, mask=mask))
     return lambda value: _WRONG if isinstance(value, bool) else value
 
 

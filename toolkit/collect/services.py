@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.collect.conform import Conformer, Owner, extra_json, unknown_fields
 from toolkit.collect.deployments import deployment_rows
-from toolkit.snapshot.redaction import redact_url
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -186,7 +185,7 @@ def _service_values(conformer: Conformer, item: dict[str, Any], env: Owner) -> d
     values |= {key: health.get(key) for key in _HEALTH}
     values |= {
         **env.columns(),
-        "git_repository": _without_userinfo(item.get("git_repository")),
+        "git_repository": item.get("git_repository"),  # a URL: the Conformer masks it
         "health_check_type": health.get("type"),
         "health_check_path": health.get("path"),
         "health_check_port": health.get("port"),
@@ -212,14 +211,6 @@ def _service_values(conformer: Conformer, item: dict[str, Any], env: Owner) -> d
     extra["config"] = unknown_fields(config, _CONFIG)
     values["extra"] = extra_json(extra)
     return values
-
-
-def _without_userinfo(url: object) -> object:
-    """A repository URL without credentials (`https://user:pw@host/x` -> `https://host/x`);
-    its path names the repository, so it is kept whole."""
-    if isinstance(url, str) and "@" in url and "://" in url:
-        return redact_url(url, mask_path=False).url
-    return url
 
 
 def _names(conformer: Conformer, config: dict[str, Any], key: str, member: str) -> list[Any]:

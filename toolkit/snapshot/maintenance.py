@@ -103,8 +103,10 @@ def compact(store: Store) -> CompactReport:
     """Delta ``optimize.compact`` on every table: few large files instead of many small,
     in row groups a query of a few snapshots can skip (:data:`~toolkit.snapshot.store.REWRITTEN`).
 
-    Each table then gets a Delta checkpoint (and, if older than this toolkit's setting, a
-    checkpoint every 10 commits from now on), so opening it replays few log files.
+    A table older than this toolkit's properties first gets them (a checkpoint every 10
+    commits; Delta statistics on no column of strings, so the rewritten files' statistics
+    hold no server text). Each table then gets a Delta checkpoint, so opening it replays
+    few log files.
     """
     before: dict[str, int] = {}
     after: dict[str, int] = {}
@@ -113,8 +115,9 @@ def compact(store: Store) -> CompactReport:
         if delta is None:
             continue
         before[name] = len(delta.file_uris())
+        store._ensure_properties(name, delta)  # before the rewrite: its files follow them
         delta.optimize.compact(writer_properties=REWRITTEN)
-        store._ensure_checkpoints(delta)
+        delta.create_checkpoint()
         after[name] = len(delta.file_uris())
     return CompactReport(before, after)
 

@@ -20,6 +20,7 @@ from toolkit.snapshot.schema import (
     STRS,
     TEAM_SCOPE,
     TS,
+    Kind,
     col,
     declare,
     required,
@@ -45,23 +46,37 @@ __all__ = [
 TEAMS = declare(
     "teams",
     "Teams the credential can see.",
-    [ID, col("name", STR), text("description"), col("created_at", TS), EXTRA],
+    [ID, col("name", STR, kind=Kind.NAME), text("description"), col("created_at", TS), EXTRA],
 )
 
 PROJECTS = declare(
     "projects",
     "Projects of each team.",
-    [ID, *TEAM_SCOPE, col("name", STR), text("description"), col("created_at", TS), EXTRA],
+    [
+        ID,
+        *TEAM_SCOPE,
+        col("name", STR, kind=Kind.NAME),
+        text("description"),
+        col("created_at", TS),
+        EXTRA,
+    ],
 )
 
 ENVIRONMENTS = declare(
     "environments",
     "Environments of each project.",
-    [ID, *PROJECT_SCOPE, col("name", STR), text("description"), col("created_at", TS), EXTRA],
+    [
+        ID,
+        *PROJECT_SCOPE,
+        col("name", STR, kind=Kind.NAME),
+        text("description"),
+        col("created_at", TS),
+        EXTRA,
+    ],
 )
 
 _HEALTH = [
-    col("health_check_type", STR),
+    col("health_check_type", STR, kind=Kind.ENUM),
     text("health_check_path"),
     col("health_check_port", INT),
     text("health_check_command"),
@@ -74,7 +89,7 @@ _HEALTH = [
 ]
 
 _DEPLOYMENT_REFS = [
-    col(f"{which}_deployment_{part}", STR)
+    col(f"{which}_deployment_{part}", STR, kind=Kind.ID if part == "id" else Kind.ENUM)
     for which in ("current", "last", "last_successful")
     for part in ("id", "status")
 ]
@@ -85,20 +100,22 @@ SERVICES = declare(
     [
         ID,
         *ENV_SCOPE,
-        col("name", STR),
+        col("name", STR, kind=Kind.NAME),
         text("description"),
-        col("type", STR, "gitprovider, container-image, database, or another string"),
+        col(
+            "type", STR, "gitprovider, container-image, database, or another string", kind=Kind.ENUM
+        ),
         col("created_at", TS),
         col("updated_at", TS),
-        col("runtime_name", STR),
-        col("permissions", STRS),
-        col("git_repository", STR),
-        col("git_repository_owner", STR),
+        col("runtime_name", STR, kind=Kind.ID),
+        col("permissions", STRS, kind=Kind.ENUM),
+        col("git_repository", STR, kind=Kind.URL),
+        col("git_repository_owner", STR, kind=Kind.NAME),
         col("gitprovider_installation_id", INT),
-        col("git_branch", STR),
-        col("git_tag", STR),
-        col("builder", STR),
-        col("image", STR),
+        col("git_branch", STR, kind=Kind.NAME),
+        col("git_tag", STR, kind=Kind.NAME),
+        col("builder", STR, kind=Kind.ENUM),
+        col("image", STR, kind=Kind.IMAGE),
         text("run_command"),
         col("auto_deploy", BOOL),
         col("is_public", BOOL),
@@ -109,25 +126,25 @@ SERVICES = declare(
         col("memory_requests_megabytes", INT),
         *_HEALTH,
         col("privileged", BOOL),
-        col("capabilities_add", STRS),
-        col("capabilities_drop", STRS),
-        col("backup_schedule", STR),
+        col("capabilities_add", STRS, kind=Kind.ENUM),
+        col("capabilities_drop", STRS, kind=Kind.ENUM),
+        col("backup_schedule", STR, kind=Kind.NAME),
         col("backup_retention_count", INT),
-        col("s3_backup_bucket_id", STR),
-        col("database_type", STR),
-        col("database_version", STR),
-        col("database_config_version", STR),
-        col("database_config_storage", STR),
-        col("template_instance_id", STR),
-        col("template_id", STR),
-        col("template_name", STR),
+        col("s3_backup_bucket_id", STR, kind=Kind.ID),
+        col("database_type", STR, kind=Kind.ENUM),
+        col("database_version", STR, kind=Kind.NAME),
+        col("database_config_version", STR, kind=Kind.NAME),
+        col("database_config_storage", STR, kind=Kind.NAME),
+        col("template_instance_id", STR, kind=Kind.ID),
+        col("template_id", STR, kind=Kind.ID),
+        col("template_name", STR, kind=Kind.NAME),
         col("template_version", INT),
-        col("service_group_id", STR),
+        col("service_group_id", STR, kind=Kind.ID),
         *_DEPLOYMENT_REFS,
-        col("protected_variables", STRS, "names of variables the service manages"),
-        col("watch_paths", STRS),
-        col("init_container_images", STRS),
-        col("variable_mount_names", STRS),
+        col("protected_variables", STRS, "names of variables the service manages", kind=Kind.NAME),
+        col("watch_paths", STRS, kind=Kind.FILE_PATH),
+        col("init_container_images", STRS, kind=Kind.IMAGE),
+        col("variable_mount_names", STRS, kind=Kind.NAME),
         EXTRA,
     ],
 )
@@ -137,9 +154,9 @@ SERVICE_PORTS = declare(
     "Ports of each service: configured (config.ports) and detected (detected_ports).",
     [
         *SERVICE_SCOPE,
-        required("source", STR, "config or detected"),
+        required("source", STR, "config or detected", kind=Kind.TOOLKIT),
         col("port", INT),
-        col("protocol", STR),
+        col("protocol", STR, kind=Kind.ENUM),
         col("is_nodeport", BOOL),
         col("node_port", INT),
     ],
@@ -151,34 +168,34 @@ SERVICE_HOSTS = declare(
     "Public hosts of each service (config.hosts).",
     [
         *SERVICE_SCOPE,
-        col("host", STR),
-        col("path", STR),
+        col("host", STR, kind=Kind.NAME),
+        col("path", STR, kind=Kind.URL_PATH),
         col("target_port", INT),
-        col("protocol", STR),
-        col("display_name", STR),
+        col("protocol", STR, kind=Kind.ENUM),
+        col("display_name", STR, kind=Kind.NAME),
         text("description"),
-        col("prev_host", STR),
-        col("template_input_id", STR),
+        col("prev_host", STR, kind=Kind.NAME),
+        col("template_input_id", STR, kind=Kind.ID),
     ],
     keys=("service_id", "host", "path"),
 )
 
 _VOLUME_COMMON = [
-    col("name", STR),
-    col("mount_path", STR),
+    col("name", STR, kind=Kind.NAME),
+    col("mount_path", STR, kind=Kind.FILE_PATH),
     col("capacity_gb", FLOAT),
     col("requested_gb", FLOAT),
     col("used_gb", FLOAT),
-    col("type", STR, "team, project or environment"),
-    col("status", STR),
-    col("mount_status", STR),
+    col("type", STR, "team, project or environment", kind=Kind.ENUM),
+    col("status", STR, kind=Kind.ENUM),
+    col("mount_status", STR, kind=Kind.ENUM),
     col("is_database", BOOL),
 ]
 
 SERVICE_VOLUMES = declare(
     "service_volumes",
     "Volumes as listed in each service's configuration (config.volumes).",
-    [*SERVICE_SCOPE, col("volume_id", STR), *_VOLUME_COMMON],
+    [*SERVICE_SCOPE, col("volume_id", STR, kind=Kind.ID), *_VOLUME_COMMON],
     keys=("service_id", "volume_id"),
 )
 
@@ -190,7 +207,7 @@ VOLUMES = declare(
         *ENV_SCOPE,
         *_VOLUME_COMMON,
         text("description"),
-        col("mounted_on_service_id", STR),
+        col("mounted_on_service_id", STR, kind=Kind.ID),
         col("can_delete", BOOL),
         col("is_available", BOOL),
         col("is_deleting", BOOL),
@@ -207,26 +224,29 @@ WEBHOOKS = declare(
     [
         ID,
         *PROJECT_SCOPE,
-        col("type", STR, "team or project"),
+        col("type", STR, "team or project", kind=Kind.ENUM),
         col(
             "url",
             STR,
             "redacted URL: no userinfo, query values, path parameters and path tokens masked; "
             "*** for a URL that could not be parsed",
+            kind=Kind.URL,
         ),
-        col("url_scheme", STR),
-        col("url_host", STR),
+        col("url_scheme", STR, kind=Kind.ENUM),
+        col("url_host", STR, kind=Kind.NAME),
         col("url_port", INT, "explicit or scheme default port"),
         col(
             "url_address",
             STR,
             "IP address the host is or names with no DNS lookup (IPv4 if embedded)",
+            kind=Kind.TOOLKIT,
         ),
         col(
             "url_address_kind",
             STR,
             "public, or what makes the host private: its range (loopback (127/8), private "
             "(10/8)...) or name (private name (.svc)); see toolkit.collect.webhook_address",
+            kind=Kind.TOOLKIT,
         ),
         col(
             "has_credentials_in_url",
@@ -235,7 +255,7 @@ WEBHOOKS = declare(
             "parameter (;name=value) named like a credential (token, key, code, sig, password...); "
             "null where the URL could not be parsed and showed no userinfo (unknown)",
         ),
-        col("events", STRS),
+        col("events", STRS, kind=Kind.ENUM),
         col("created_at", TS),
         EXTRA,
     ],
@@ -244,7 +264,11 @@ WEBHOOKS = declare(
 WEBHOOK_EVENTS = declare(
     "webhook_events",
     "One row per (webhook, event name).",
-    [required("webhook_id", STR), *PROJECT_SCOPE, required("event", STR)],
+    [
+        required("webhook_id", STR, kind=Kind.ID),
+        *PROJECT_SCOPE,
+        required("event", STR, kind=Kind.ENUM),
+    ],
     keys=("webhook_id", "event"),
 )
 
@@ -254,11 +278,11 @@ S3_BUCKETS = declare(
     [
         ID,
         *TEAM_SCOPE,
-        col("name", STR),
-        col("endpoint", STR),
-        col("region", STR),
-        col("bucket", STR),
-        col("access_key_id", STR),
+        col("name", STR, kind=Kind.NAME),
+        col("endpoint", STR, kind=Kind.URL),
+        col("region", STR, kind=Kind.NAME),
+        col("bucket", STR, kind=Kind.NAME),
+        col("access_key_id", STR, kind=Kind.ID),
         col("created_at", TS),
         col("updated_at", TS),
         EXTRA,
@@ -270,13 +294,13 @@ TEMPLATES = declare(
     "Deployable templates (summary of the definition; no variable values).",
     [
         ID,
-        col("name", STR),
+        col("name", STR, kind=Kind.NAME),
         text("description"),
         col("version", INT),
         col("immutable", BOOL),
         col("display_rank", INT),
-        col("keywords", STRS),
-        col("required_capabilities", STRS),
+        col("keywords", STRS, kind=Kind.NAME),
+        col("required_capabilities", STRS, kind=Kind.ENUM),
         col("service_count", INT),
         col("minimum_recommended_cpu", FLOAT),
         col("minimum_recommended_ram_gb", FLOAT),
@@ -291,10 +315,10 @@ SERVICE_GROUPS = declare(
     [
         ID,
         *ENV_SCOPE,
-        col("name", STR),
+        col("name", STR, kind=Kind.NAME),
         text("description"),
-        col("icon", STR),
-        col("template_id", STR),
+        col("icon", STR, kind=Kind.URL),
+        col("template_id", STR, kind=Kind.ID),
         col("created_at", TS),
         EXTRA,
     ],

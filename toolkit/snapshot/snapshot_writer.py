@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from toolkit import __version__
 from toolkit.errors import WriterStateError
+from toolkit.snapshot.column_masking import mask_row
 from toolkit.snapshot.content_hash import (
     CONTENT_HASH_VERSION,
     chain_hash,
@@ -151,6 +152,7 @@ class SnapshotWriter:
             "pruned_at": None,
             "extra": _json_or_none(final.extra),
         }
+        row = mask_row(TABLES["snapshots"], row)  # base_url and names, by their kinds
         data = to_arrow(TABLES["snapshots"], [row], self.snapshot_id, self.snapshot_at)
         self._store._append("snapshots", data, self.snapshot_id)
         self._committed = SnapshotInfo.from_row(data.to_pylist()[0])

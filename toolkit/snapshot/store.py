@@ -55,6 +55,11 @@ _S3_DEFAULTS = {"aws_conditional_put": "etag"}
 # A checkpoint every 10 commits (Delta's default is 100): a snapshot is a commit per table,
 # and opening a table replays every JSON commit since the last checkpoint.
 _TABLE_PROPERTIES = {"delta.checkpointInterval": "10"}
+# The Delta log keeps a minimum and a maximum per file of these columns only
+# (Table.statistics_columns: snapshot columns, numbers, booleans, timestamps). Delta's
+# default, the first 32 columns, copied names, messages and URLs into the log as plain
+# JSON, where they outlive the rows that gc and retention remove.
+_STATISTICS_COLUMNS = "delta.dataSkippingStatsColumns"
 REWRITTEN = WriterProperties(max_row_group_size=122_880)
 """How files that hold many snapshots are written (compaction, and the rewrite that deletes
 snapshots): in row groups of DuckDB's own size. A query of a few snapshots (a latest-only
@@ -69,6 +74,7 @@ class Store:
     def __init__(self, root: str, storage_options: Mapping[str, str]) -> None:
         self._root = root.rstrip("/")
         self._options = dict(storage_options)
+        self._prepared: set[str] = set()  # tables known to carry _table_properties
 
     @classmethod
     def open(
@@ -243,12 +249,19 @@ class Store:
             return ParquetFiles(tuple(delta.file_uris()), columns)
         return ParquetFiles(_files_holding(delta, self.table_uri(name), snapshot_ids), columns)
 
-    def _ensure_checkpoints(self, delta: DeltaTable) -> None:
-        """Checkpoint ``delta`` now, and every 10 commits from now on."""
-        wanted = _TABLE_PROPERTIES.items()
-        if not wanted <= delta.metadata().configuration.items():
-            delta.alter.set_table_properties(dict(_TABLE_PROPERTIES))
-        delta.create_checkpoint()
+    def _ensure_properties(self, name: str, delta: DeltaTable | None = None) -> None:
+        """Give table ``name`` (opened as ``delta``, when the caller has it) this toolkit's
+        properties if it was created without them: a checkpoint every 10 commits, and
+        statistics on no column of strings. Files written from then on follow them."""
+        if name in self._prepared:
+            return
+        delta = delta or self._delta(name)
+        if delta is None:
+            return  # the first append creates it, with the properties
+        wanted = _table_properties(name)
+        if not wanted.items() <= delta.metadata().configuration.items():
+            delta.alter.set_table_properties(wanted)
+        self._prepared.add(name)
 
     def _read(self, name: str, **kwargs: Any) -> pa.Table:
         dataset = self._dataset(name)
@@ -257,12 +270,13 @@ class Store:
         return dataset.to_table(**kwargs)
 
     def _append(self, name: str, data: pa.Table, snapshot_id: str) -> None:
+        self._ensure_properties(name)
         write_deltalake(
             self.table_uri(name),
             data,
             mode="append",
             schema_mode="merge",
-            configuration=_TABLE_PROPERTIES,  # used when the append creates the table
+            configuration=_table_properties(name),  # used when the append creates the table
             storage_options=self._options or None,
             commit_properties=CommitProperties(
                 custom_metadata={"platform_audit.snapshot_id": snapshot_id}
@@ -271,6 +285,7 @@ class Store:
 
     def _overwrite(self, name: str, data: pa.Table | pa.RecordBatchReader) -> None:
         """Replace table ``name``'s content in one atomic Delta commit."""
+        self._ensure_properties(name)
         write_deltalake(
             self.table_uri(name),
             data,
@@ -290,6 +305,12 @@ class Store:
             return None
         last = rows.sort_by([("seq", "descending")]).slice(0, 1).to_pylist()[0]
         return int(last["seq"]), str(last["chain_hash"])
+
+
+def _table_properties(name: str) -> dict[str, str]:
+    """The Delta table properties of table ``name``."""
+    columns = ",".join(TABLES[name].statistics_columns)
+    return {**_TABLE_PROPERTIES, _STATISTICS_COLUMNS: columns}
 
 
 def _as_dataset(delta: DeltaTable, name: str) -> ds.Dataset:
