@@ -3,13 +3,25 @@ folder by default (``[audit] status_cache``), and tests must not write to the re
 
 Nor do they inherit the width of the terminal that started them: the commands' console is
 made at import, and reads ``COLUMNS`` then (pytest-xdist's workers have ``COLUMNS=80``),
-where a test sets the width it wants when it invokes a command."""
+where a test sets the width it wants when it invokes a command.
+
+Nor does a test inherit another's logging: a command run in-process (`--log-level`,
+`--log-format`, the scheduled job) sets the ``toolkit`` logger's level and handler, and a
+test that captures DEBUG records to prove no secret is logged would capture nothing after it
+and pass without looking. Each test starts with the ``toolkit`` logger as pytest found it."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _CACHE_HOME = tempfile.mkdtemp(prefix="platform-audit-tests-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
@@ -20,3 +32,19 @@ for _name in ("COLUMNS", "LINES"):
 def pytest_unconfigure() -> None:
     """Remove the session's cache home, so test runs leave no folders behind."""
     shutil.rmtree(_CACHE_HOME, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _toolkit_logger_as_found() -> Iterator[None]:
+    """Restore the ``toolkit`` logger's level, handlers and propagation after each test."""
+    logger = logging.getLogger("toolkit")
+    level, handlers, propagate = logger.level, list(logger.handlers), logger.propagate
+    yield
+    logger.setLevel(level)
+    logger.propagate = propagate
+    for handler in list(logger.handlers):
+        if handler not in handlers:
+            logger.removeHandler(handler)
+    for handler in handlers:
+        if handler not in logger.handlers:
+            logger.addHandler(handler)
