@@ -122,9 +122,7 @@ def diff_snapshots(
         con, _CHANGED_SQL, {"before": older.snapshot_id, "after": newer.snapshot_id}
     )
     asked = (request or AuditRequest()).but(**changes)
-    audit = run_audit(
-        source, asked.but(snapshot=newer.snapshot_id, compare_to=older.snapshot_id)
-    )
+    audit = run_audit(source, asked.but(snapshot=newer.snapshot_id, compare_to=older.snapshot_id))
     findings = audit.findings
     # An open finding the newer snapshot did not observe is listed: it may have changed.
     shown = (findings.state != "open") | (findings.status == "unobserved")

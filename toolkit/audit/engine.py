@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 import pyarrow as pa
 
 from toolkit.audit.catalogue import Catalogue
-from toolkit.audit.check_file import SEVERITIES, OUTPUT_COLUMNS
+from toolkit.audit.check_file import OUTPUT_COLUMNS, SEVERITIES
 from toolkit.audit.check_run import confine, ensure_views, install_views, set_production
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.history import History, store_reads
@@ -55,7 +55,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import duckdb
-    import pandas as pd
 
     from toolkit.audit.check_file import CheckSpec
     from toolkit.audit.waivers import Waiver
@@ -130,7 +129,9 @@ def run_audit(
     started = time.perf_counter()
     timings: dict[str, float] = {}
     with store_reads():
-        history = History.open(source, production, asked.latest_only, asked.snapshot, asked.compare_to)
+        history = History.open(
+            source, production, asked.latest_only, asked.snapshot, asked.compare_to
+        )
         con = history.con
         _prepare(con, source, catalogue, production)
         committed = committed_snapshots(con)
@@ -182,8 +183,9 @@ def _lifecycle(
         checks=catalogue.specs,
         findings=findings,
         waiver_report=report,
-        rows=con.sql("select check_id, snapshot_id, resource_id, status from audit_rows")
-        .to_arrow_table(),
+        rows=con.sql(
+            "select check_id, snapshot_id, resource_id, status from audit_rows"
+        ).to_arrow_table(),
         details=_details(con, kept),
         snapshot_times=times,
         mttr_table=mean_time_to_resolve(con),

@@ -94,11 +94,12 @@ class AuditResult:
 
     ``findings`` has one row per finding whose state between ``compare`` and ``target`` is
     new, regressed, open or resolved (columns :data:`FINDING_COLUMNS`); ``waiver_report``
-    one row per waiver (``status`` active, expired or stale); ``rows`` the check rows the
-    lifecycle reads (check_id, snapshot_id, resource_id, status): every alarm of the history,
-    and every row, ok ones too, of the judged, compared and partial snapshots; ``details``
-    the full rows (owners, reason, evidence) of the judged and compared snapshots. ``timings`` has the seconds of each phase (``connect``, ``checks``: bringing
-    the findings history up to date, ``lifecycle``). ``read`` has the ids of the committed snapshots
+    one row per waiver (``status`` active, expired or stale); ``rows`` the check rows the lifecycle
+    reads (check_id, snapshot_id, resource_id, status): every alarm of the history, and every row,
+    ok ones too, of the judged, compared and partial snapshots; ``details`` the full rows (owners,
+    reason, evidence) of the judged and compared snapshots. ``timings`` has the seconds of each
+    phase (``connect``, ``checks``: bringing the findings history up to date, ``lifecycle``).
+    ``read`` has the ids of the committed snapshots
     up to the judged one that the checks read, oldest first (None: all of them): a
     latest-only audit reads a few, and episodes and resolve times run over those alone.
 

@@ -97,7 +97,9 @@ class History:
             return cls(connect(source, None, rows), source, rows, production)
         committed = sorted(
             (
-                SnapshotRef(str(r["snapshot_id"]), int(r["seq"]), r["snapshot_at"], str(r["status"]))
+                SnapshotRef(
+                    str(r["snapshot_id"]), int(r["seq"]), r["snapshot_at"], str(r["status"])
+                )
                 for r in rows.select(["snapshot_id", "seq", "snapshot_at", "status"]).to_pylist()
                 if r["status"] in VISIBLE_STATUSES
             ),
@@ -119,7 +121,10 @@ class History:
         self.con.register(
             "audit_versions",
             pa.table(
-                {"check_id": [c.spec.id for c in checks], "check_version": [c.version for c in checks]}
+                {
+                    "check_id": [c.spec.id for c in checks],
+                    "check_version": [c.version for c in checks],
+                }
             ),
         )
         if read is not None:
@@ -234,5 +239,7 @@ def _progress(wanted: Mapping[str, Sequence[str]]) -> Iterator[Callable[[str], N
 
     snapshots = max(len(ids) for ids in wanted.values())
     with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(f"judging {snapshots} snapshot(s) into the findings history", total=len(wanted))
+        task = bar.add_task(
+            f"judging {snapshots} snapshot(s) into the findings history", total=len(wanted)
+        )
         yield lambda _check_id: bar.advance(task)

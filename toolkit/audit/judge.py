@@ -58,6 +58,9 @@ CHECK_WORKERS = 2
 """Checks judged side by side (each DuckDB query also uses DuckDB's own threads)."""
 _IDS = "audit_judged_ids"
 """The query parameter naming the snapshots judged (no check parameter is named so)."""
+_KNOWN = "audit_committed_ids"
+"""The one naming every committed snapshot: a row of another is refused."""
+
 
 @dataclass(frozen=True)
 class Versioned:
@@ -184,9 +187,14 @@ def _judge_one(
     try:
         set_production(cursor, production)
         # The check's SQL is code from a check file, never a value; values are parameters.
-        sql = f"select * from (\n{spec.sql}\n) as check_rows where list_contains(${_IDS}, snapshot_id)"  # noqa: S608
+        sql = (
+            f"select * from (\n{spec.sql}\n) as check_rows "  # noqa: S608
+            f"where list_contains(${_IDS}, snapshot_id) "  # and rows to refuse:
+            f"or not coalesce(list_contains(${_KNOWN}, snapshot_id), false)"
+        )
         try:
-            result = run_sql(cursor, spec, sql, {**check.params, _IDS: list(ids)})
+            params = {**check.params, _IDS: list(ids), _KNOWN: list(at)}
+            result = run_sql(cursor, spec, sql, params)
         except CheckDefinitionError:
             require_text_columns(cursor, spec, dict(check.params))  # the precise message
             raise
@@ -207,6 +215,9 @@ def _results(result: pa.Table, check: Versioned, at: Mapping[str, object]) -> pa
         problems.append(f"status {shown}, where a check returns 'alarm', 'ok' or 'unknown'")
     if texts["resource_id"].null_count:
         problems.append("rows with no resource_id, which identifies a finding")
+    if odd := set(pc.unique(texts["snapshot_id"]).to_pylist()) - set(at):
+        shown = ", ".join(sorted("null" if v is None else repr(v) for v in odd))
+        problems.append(f"snapshot_id {shown}, not a snapshot the audit read")
     if problems:
         raise CheckDefinitionError(f"{check.spec.path}: returned {'; and '.join(problems)}")
     rows = result.num_rows

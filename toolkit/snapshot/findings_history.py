@@ -13,7 +13,7 @@ snapshot's results go when retention prunes it or gc removes its rows. Example::
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -75,7 +75,9 @@ def judgement_hash(rows: pa.Table, snapshot_id: str, snapshot_at: datetime) -> s
     return content_hash_of_digests(snapshot_id, snapshot_at, {"check_results": [row_digests(rows)]})
 
 
-def verify_runs(store: Store, visible: Collection[str], content: Collection[str] | None) -> list[str]:
+def verify_runs(
+    store: Store, visible: Collection[str], content: Collection[str] | None
+) -> list[str]:
     """For each committed run of a ``visible`` snapshot (of ``content`` only, when given):
     a sentence per run whose rows are not the ones it recorded (count or hash)."""
     runs = store._read("check_runs")
@@ -117,7 +119,9 @@ def remove_findings(
     of runs that never committed and are older than it; rows deleted per table."""
     from toolkit.snapshot.maintenance import delete_rows
 
-    removed = {name: delete_rows(store, name, SNAPSHOT_ID, snapshot_ids) for name in FINDINGS_TABLES}
+    removed = {
+        name: delete_rows(store, name, SNAPSHOT_ID, snapshot_ids) for name in FINDINGS_TABLES
+    }
     if min_age is not None:
         moment = now or datetime.now(UTC)
         stale = [
@@ -130,10 +134,12 @@ def remove_findings(
 
 
 def _with_run(results: pa.Table, run_id: str) -> pa.Table:
-    return results.append_column("run_id", pa.repeat(pa.scalar(run_id, pa.string()), results.num_rows))
+    return results.append_column(
+        "run_id", pa.repeat(pa.scalar(run_id, pa.string()), results.num_rows)
+    )
 
 
-def _groups(results: pa.Table, judged: pa.Table) -> Iterator[tuple[dict[str, object], pa.Table]]:
+def _groups(results: pa.Table, judged: pa.Table) -> Iterator[tuple[dict[str, Any], pa.Table]]:
     """Each judged check version and snapshot, with its rows (a slice: ``results`` is
     sorted by them)."""
     joined = pc.binary_join_element_wise(*(results.column(c) for c in _GROUP), "\x1f")

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
 
+from toolkit.snapshot.findings_history import remove_findings
 from toolkit.snapshot.schema import SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import DECLARED, SNAPSHOT_TABLES
 from toolkit.snapshot.snapshot_ids import id_created_at, is_snapshot_id, require_id
 from toolkit.snapshot.store import REWRITTEN
-from toolkit.snapshot.findings_history import remove_findings
 from toolkit.snapshot.verify import find_orphans
 from toolkit.snapshot.views import VISIBLE_STATUSES
 

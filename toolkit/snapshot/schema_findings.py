@@ -54,9 +54,7 @@ CHECK_RUNS = declare(
         *_JUDGEMENT,
         required("judged_at", TS, "when the snapshot was judged"),
         required("row_count", INT, "the check_results rows of this judgement"),
-        required(
-            "content_hash", STR, "SHA-256 over those rows (store verify)", kind=Kind.TOOLKIT
-        ),
+        required("content_hash", STR, "SHA-256 over those rows (store verify)", kind=Kind.TOOLKIT),
         col("toolkit_version", STR, kind=Kind.TOOLKIT),
     ],
     keys=("run_id", "check_id", "check_version"),

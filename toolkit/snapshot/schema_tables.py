@@ -28,6 +28,7 @@ from toolkit.snapshot.schema import (
     registry,
     required,
 )
+from toolkit.snapshot.schema_findings import CHECK_RESULTS, CHECK_RUNS, FINDINGS_TABLES
 from toolkit.snapshot.schema_platform import (
     ENVIRONMENTS,
     PROJECTS,
@@ -43,7 +44,6 @@ from toolkit.snapshot.schema_platform import (
     WEBHOOK_EVENTS,
     WEBHOOKS,
 )
-from toolkit.snapshot.schema_findings import CHECK_RESULTS, CHECK_RUNS, FINDINGS_TABLES
 from toolkit.snapshot.schema_runtime import (
     COLLECTION_ERRORS,
     CREDENTIAL_PROBES,

@@ -8,8 +8,9 @@ every row carries the snapshot's ``snapshot_at``. The content hash is recomputed
 definition the snapshot recorded in ``content_hash_version`` (null: version 1, the
 snapshots written before it was recorded; see :mod:`toolkit.snapshot.content_hash`);
 version 2 is computed batch by batch as the rows stream in. The FIRST broken link is
-named. Each judgement of the findings history (a ``check_runs`` row) is checked against
-its ``check_results`` rows (count and SHA-256). Rows whose snapshot never committed (or was pruned) are reported as orphans; they
+named. Each judgement of the findings history (a ``check_runs`` row) is checked against its
+``check_results`` rows (count and SHA-256). Rows whose snapshot never committed (or was pruned) are
+reported as orphans; they
 are not a break (``store gc`` removes them).
 
 A hash chain proves that history was not edited piecemeal; rewriting every later row too

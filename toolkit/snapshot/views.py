@@ -9,9 +9,10 @@ For every declared table ``t`` of a snapshot:
 
 ``snapshots`` shows every snapshot row, pruned ones included. Tables that were never
 written appear as empty views with their declared columns, so queries never fail on a
-young store. The findings history has the views ``check_runs``, ``check_results`` (its
-committed rows) and ``findings`` (the alarms of each check's newest version judging each
-snapshot: "findings over time" is one ``group by``). No DuckDB extension is needed, locally or on S3. ``_table_readers`` says how
+young store. The findings history has the views ``check_runs``, ``check_results`` (its committed
+rows) and ``findings`` (the alarms of each check's newest version judging each snapshot: "findings
+over time" is one ``group by``). No DuckDB extension is needed, locally or on S3. ``_table_readers``
+says how
 each table is read.
 
 How the rows are read:
