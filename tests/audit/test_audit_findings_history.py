@@ -8,7 +8,6 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
-import pytest
 from engine_world import engine_catalogue, history, record_connections, write_store
 
 from toolkit.audit import Catalogue, run_audit
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     import pandas as pd
+    import pytest
 
 _SHOWN = ["check_id", "resource_id", "state", "status", "reason", "first_seen", "last_seen"]
 
