@@ -11,17 +11,20 @@ The store is built once and cached under ``data/bench/audit-<services>x<snapshot
   services change their memory or CPU limit or replica count each day, restarts grow, volumes
   fill, secrets rotate. Each day is committed with the real snapshot writer (hash chain).
 
-Then it times: every check over the whole history (``run_audit``: checks, lifecycle, waivers;
-the median of three runs, each listed, and the first on its own: only it opens the store
-cold in this process), the latest-only fast path (median of five), full audits with a status
-cache that holds every snapshot but the newest (the cold figure stays the target's measure:
-see ``measure_cached``), the full and latest-only audits again, each run right after its
-twin, on a copy of the store as the scheduled job's daily maintenance leaves it
-(``maintained``: compacted, made once and cached), and three representative
-checks against plain-pandas versions of the same logic (each side reads its columns from the
-store and computes the same rows, text included, in a new process of its own; every row and
-column of the two results is compared; medians of three). Targets on a 2-core machine: all
-checks <= 15 s, latest-only <= 2 s, DuckDB >= 5x faster than pandas.
+Then it times, on a copy of the store (the findings history is written into it):
+
+- the first judgement of the whole unjudged store (every snapshot, every check, appended
+  to the findings history), and the history's size on disk beside the store's;
+- bringing the history up to date after one new snapshot and then producing the
+  full-history audit (``run_audit``: the newest snapshot's judgements are removed, so it is
+  judged again), as a ratio to a latest-only judgement of that snapshot (``latest_only``:
+  the judged and compared snapshots and the one before each, in memory): target <= 1.3;
+- with ``--against 10``, the same on a store of 10 snapshots, and the ratio of the two
+  (the cost of a new snapshot does not grow with history): target <= 1.2;
+- three representative checks against plain-pandas versions of the same logic (each side
+  reads its columns from the store and computes the same rows, text included, in a new
+  process of its own; every row and column of the two results is compared; medians of
+  three): target DuckDB >= 5x faster.
 """
 
 from __future__ import annotations
@@ -49,7 +52,6 @@ import pyarrow.compute as pc
 
 from toolkit.audit import Catalogue, CheckSpec, run_audit, run_check
 from toolkit.audit.check_run import ensure_views
-from toolkit.audit.status_cache import StatusCache
 from toolkit.snapshot import SNAPSHOT_TABLES, TABLES, Store
 
 if TYPE_CHECKING:
@@ -65,10 +67,7 @@ BUILD = 4  # 4: variables.value_kind (schema version 5); 3: variables.writes_cre
 """The builder's version, kept with a cached store: a store an older builder made is built
 again (2: variables' update times move when a value rotates, and start before day 0)."""
 FULL_RUNS = 3
-LATEST_RUNS = 5
 COMPARE_RUNS = 3
-WEEK = 7
-"""Snapshots since the last audit in ``cached_week_s``."""
 
 
 def main() -> None:
@@ -78,6 +77,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--rebuild", action="store_true", help="Build the store again.")
     parser.add_argument("--json", action="store_true", help="Print only the JSON figures.")
+    parser.add_argument("--against", type=int, help="Also measure a store of this many snapshots.")
     # one side of one comparison run, in a process of its own (see compare())
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)
     parser.add_argument("--check", help=argparse.SUPPRESS)
@@ -90,10 +90,16 @@ def main() -> None:
     say = (lambda _: None) if args.json else (lambda text: print(text, file=sys.stderr))
     store_dir = ROOT / "data" / "bench" / f"audit-{args.services}x{args.snapshots}-s{args.seed}"
     build_s = ensure_store(store_dir, args.services, args.snapshots, args.seed, args.rebuild, say)
-    maintained, maintenance = ensure_maintained(store_dir, say)
     load = os.getloadavg()[0]
-    figures = measure(Store.open(store_dir / "store"), say, maintained)
-    figures["maintained"] = {**maintenance, **figures["maintained"]}
+    figures = measure(store_dir, say)
+    if args.against:
+        small = ROOT / "data" / "bench" / f"audit-{args.services}x{args.against}-s{args.seed}"
+        ensure_store(small, args.services, args.against, args.seed, args.rebuild, say)
+        against = measure(small, say, pandas=False)
+        figures["against"] = {"snapshots": args.against, **against}
+        figures["new_snapshot_growth_ratio"] = round(
+            figures["new_snapshot_s"] / against["new_snapshot_s"], 2
+        )
     figures = {"services": args.services, "snapshots": args.snapshots, "build_s": build_s,
                "store": str(store_dir.relative_to(ROOT)), **figures,
                "load_average_1m_before": load}  # fmt: skip
@@ -101,39 +107,6 @@ def main() -> None:
 
 
 # --- building the store ----------------------------------------------------------------------
-def ensure_maintained(folder: Path, say: Callable[[str], None]) -> tuple[Store, dict[str, Any]]:
-    """A copy of the store as the scheduled job's maintenance leaves it (retention with the
-    default policy, gc, compaction, vacuum: ``toolkit.schedule.maintenance.maintain``, an
-    hour after the newest snapshot), made once and cached beside it; and what that did."""
-    from toolkit.schedule.maintenance import maintain
-    from toolkit.schedule.settings import ScheduleSettings
-    from toolkit.snapshot.store import REWRITTEN
-
-    copy, done = folder / "maintained", folder / "maintained.json"
-    layout = {"build": BUILD, "max_row_group_size": REWRITTEN.max_row_group_size}
-    kept = json.loads(done.read_text(encoding="utf-8")) if done.exists() else {}
-    if {k: kept.get(k) for k in layout} == layout:
-        return Store.open(copy, create=False), kept["maintenance"]
-    say("maintaining a copy of the store as the scheduled job would...")
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(folder / "store", copy)
-    store = Store.open(copy, create=False)
-    newest = store.snapshots()[-1].snapshot_at
-    started = time.perf_counter()
-    report = maintain(
-        store, ScheduleSettings(vacuum_retention_hours=0), now=newest + timedelta(hours=1)
-    )
-    fields = report.as_fields()
-    maintenance = {
-        "maintenance_s": round(time.perf_counter() - started, 1),
-        "pruned": fields["pruned"],
-        "data_files_before": fields["files_before"],
-        "data_files_after": fields["files_after"],
-    }
-    done.write_text(json.dumps({**layout, "maintenance": maintenance}), encoding="utf-8")
-    return store, maintenance
-
-
 def ensure_store(
     folder: Path,
     services: int,
@@ -310,139 +283,58 @@ def _timed(audit: Callable[[], AuditResult]) -> tuple[AuditResult, float, tuple[
     return result, time.perf_counter() - started, _since(before)
 
 
-def measure(store: Store, say: Callable[[str], None], maintained: Store) -> dict[str, Any]:
-    """The figures of ``store``, each run followed by the same on ``maintained`` (the store
-    as the job's maintenance leaves it: see ``ensure_maintained``), side by side."""
+def measure(folder: Path, say: Callable[[str], None], pandas: bool = True) -> dict[str, Any]:
+    """The figures of the store in ``folder``, on a copy of it (see the module docstring)."""
+    from toolkit.snapshot.findings_history import remove_findings
+
     catalogue = Catalogue.load()
-    say(f"{len(catalogue.specs)} checks; full history, {FULL_RUNS} runs...")
-    full_runs, full_usage, kept_runs, kept_usage = [], [], [], []
-    for _ in range(FULL_RUNS):  # the first one in this process, cold, is reported on its own
-        full, seconds, usage = _timed(lambda: run_audit(store, checks=catalogue))
-        full_runs.append(seconds)
-        full_usage.append(usage)
-        kept, seconds, usage = _timed(lambda: run_audit(maintained, checks=catalogue))
-        kept_runs.append(seconds)
-        kept_usage.append(usage)
-    all_checks_s = statistics.median(full_runs)
-    say(f"all checks: {all_checks_s:.1f} s; latest only, {LATEST_RUNS} runs...")
-    latest_runs, latest_usage, kept_latest = [], [], []
-    for _ in range(LATEST_RUNS):  # short enough for the machine's noise to matter: the median
-        latest, seconds, usage = _timed(
-            lambda: run_audit(store, checks=catalogue, latest_only=True)
+    with tempfile.TemporaryDirectory(prefix="bench-audit-", dir=folder) as work:
+        shutil.copytree(folder / "store", Path(work) / "store")
+        store = Store.open(Path(work) / "store", create=False)
+        say(f"{len(catalogue.specs)} checks; judging the whole store...")
+        first, first_s, _ = _timed(lambda: run_audit(store, checks=catalogue))
+        newest = store.snapshots()[-1].snapshot_id
+        new_runs, latest_runs = [], []
+        for _ in range(FULL_RUNS):
+            remove_findings(store, [newest])  # as if it had just been committed
+            full, seconds, _ = _timed(lambda: run_audit(store, checks=catalogue))
+            if full.judged != {spec.id: 1 for spec in catalogue.specs}:
+                raise SystemExit(f"the audit judged {full.judged}, not the newest snapshot alone")
+            if _findings(full) != _findings(first):
+                raise SystemExit("the audit after a new snapshot found otherwise than the first")
+            new_runs.append(seconds)
+            _, seconds, _ = _timed(lambda: run_audit(store, checks=catalogue, latest_only=True))
+            latest_runs.append(seconds)
+        new_s, latest_s = statistics.median(new_runs), statistics.median(latest_runs)
+        say(f"new snapshot + full audit {new_s:.2f} s; latest only {latest_s:.2f} s")
+        history = sum(
+            p.stat().st_size
+            for name in ("check_results", "check_runs")
+            for p in (Path(work) / "store" / name).rglob("*")
+            if p.is_file()
         )
-        latest_runs.append(seconds)
-        latest_usage.append(usage)
-        kept_latest.append(
-            _timed(lambda: run_audit(maintained, checks=catalogue, latest_only=True))[1]
-        )
-    latest_only_s = statistics.median(latest_runs)
-    same = _findings(kept) == _findings(full) and kept.rows.num_rows == full.rows.num_rows
-    if not same:
-        raise SystemExit("the maintained store's audit found otherwise than the store's")
-    say("with a status cache...")
-    cached = measure_cached(store, catalogue, full)
-    phases = ("connect", "scope", "checks", "lifecycle")
-    slowest = sorted(
-        ((k, v) for k, v in full.timings.items() if k not in phases), key=lambda kv: -kv[1]
-    )[:5]
-    return {
-        "checks": len(catalogue.specs),
-        "check_rows": full.rows.num_rows,
-        "findings": len(full.findings),
-        "all_checks_s": round(all_checks_s, 2),
-        "all_checks_runs_s": [round(seconds, 2) for seconds in full_runs],
-        "all_checks_first_run_s": round(full_runs[0], 2),
-        # user + kernel seconds of all threads, the kernel's share, and minor page faults:
-        # for reading the wall times on a shared host (see _usage)
-        "all_checks_cpu_s": [round(cpu, 2) for cpu, _, _ in full_usage],
-        "all_checks_kernel_s": [round(kernel, 2) for _, kernel, _ in full_usage],
-        "all_checks_page_faults": [faults for _, _, faults in full_usage],
-        "all_checks_breakdown_s": {
-            "open_store": round(full.timings["connect"], 2),
-            "shared_views": round(full.timings["scope"], 2),
-            "checks": round(full.timings["checks"] - full.timings["scope"], 2),
-            "lifecycle_and_waivers": round(full.timings["lifecycle"], 2),
-            "slowest_checks": {k: round(v, 2) for k, v in slowest},
-        },
-        "latest_only_s": round(latest_only_s, 2),
-        "latest_only_runs_s": [round(seconds, 2) for seconds in latest_runs],
-        "latest_only_kernel_s": [round(kernel, 2) for _, kernel, _ in latest_usage],
-        "latest_only_page_faults": [faults for _, _, faults in latest_usage],
-        "latest_only_breakdown_s": {k: round(latest.timings[k], 2) for k in phases},
-        "latest_only_rows": latest.rows.num_rows,
-        "maintained": {
-            "all_checks_s": round(statistics.median(kept_runs), 2),
-            "all_checks_runs_s": [round(seconds, 2) for seconds in kept_runs],
-            "all_checks_cpu_s": [round(cpu, 2) for cpu, _, _ in kept_usage],
-            "all_checks_ratio": round(statistics.median(kept_runs) / all_checks_s, 2),
-            "latest_only_s": round(statistics.median(kept_latest), 2),
-            "latest_only_runs_s": [round(seconds, 2) for seconds in kept_latest],
-            "latest_only_ratio": round(statistics.median(kept_latest) / latest_only_s, 2),
-            "same_findings": same,
-        },
-        **cached,
-        "duckdb_vs_pandas": [compare(store, check_id, say) for check_id in PANDAS],
-    }
+        whole = sum(p.stat().st_size for p in (Path(work) / "store").rglob("*") if p.is_file())
+        figures = {
+            "checks": len(catalogue.specs),
+            "findings": len(first.findings),
+            "first_judgement_s": round(first_s, 2),
+            "new_snapshot_s": round(new_s, 2),
+            "new_snapshot_runs_s": [round(seconds, 2) for seconds in new_runs],
+            "new_snapshot_breakdown_s": {k: round(v, 2) for k, v in full.timings.items()},
+            "latest_only_s": round(latest_s, 2),
+            "latest_only_runs_s": [round(seconds, 2) for seconds in latest_runs],
+            "new_snapshot_vs_latest_only": round(new_s / latest_s, 2),
+            "findings_history_mb": round(history / 2**20, 1),
+            "store_mb": round(whole / 2**20, 1),
+        }
+        if pandas:
+            figures["duckdb_vs_pandas"] = [compare(store, c, say) for c in PANDAS]
+    return figures
 
 
 def _findings(result: AuditResult) -> list[dict[str, Any]]:
     frame = result.findings.sort_values(["check_id", "resource_id"]).astype(str)
     return list(frame.to_dict("records"))
-
-
-def measure_cached(store: Store, catalogue: Catalogue, cold: AuditResult) -> dict[str, Any]:
-    """Full audits with a status cache (``run_audit(cache=)``), as a daily report meets it:
-    yesterday's audit (of every snapshot but the newest: a connection that shows only
-    those, judging the one that was newest then) filed its statuses; today's reads them and
-    judges the new snapshot only. Two more runs find nothing new. Then a weekly audit: the
-    last one saw all but the newest WEEK snapshots. Each must find what the cold audit
-    found."""
-    ids = [s.snapshot_id for s in store.snapshots() if s.status in ("complete", "partial")]
-    with tempfile.TemporaryDirectory(prefix="bench-status-cache-") as folder:
-        cache = StatusCache(Path(folder)).bound(store.url)
-        started = time.perf_counter()
-        run_audit(store.duckdb(ids[:-1]), checks=catalogue, snapshot=ids[-2], cache=cache)
-        fill_s = time.perf_counter() - started
-        runs, usage, expected = [], [], _digest(cold)
-        for _ in range(FULL_RUNS):
-            gc.collect()
-            started, before = time.perf_counter(), _usage()
-            warm = run_audit(store, checks=catalogue, cache=cache)
-            runs.append(time.perf_counter() - started)
-            usage.append(_since(before))
-            if _digest(warm) != expected:
-                raise SystemExit("the audit with a status cache found otherwise than without")
-        size = sum(p.stat().st_size for p in Path(folder).rglob("*.parquet"))
-    with tempfile.TemporaryDirectory(prefix="bench-status-cache-") as folder:
-        cache = StatusCache(Path(folder)).bound(store.url)  # last week's audit, then today's
-        run_audit(store.duckdb(ids[:-WEEK]), checks=catalogue, snapshot=ids[-WEEK - 1], cache=cache)
-        started = time.perf_counter()
-        week = run_audit(store, checks=catalogue, cache=cache)
-        week_s = time.perf_counter() - started
-        if _digest(week) != expected:
-            raise SystemExit("the audit with a status cache found otherwise than without")
-    return {
-        "cached_week_s": round(week_s, 2),
-        "cached_fill_s": round(fill_s, 2),
-        "cached_one_new_s": round(runs[0], 2),
-        "cached_runs_s": [round(seconds, 2) for seconds in runs],
-        "cached_cpu_s": [round(cpu, 2) for cpu, _, _ in usage],
-        "cached_breakdown_s": {
-            k: round(warm.timings[k], 2) for k in ("connect", "checks", "lifecycle")
-        },
-        "cached_reused": sum(warm.reused.values()),
-        "cached_mb": round(size / 2**20, 1),
-    }
-
-
-def _digest(result: AuditResult) -> str:
-    """Findings, status rows and resolve times, compared between two audits."""
-    rows = result.rows.to_pandas().astype(str).sort_values(list(result.rows.column_names))
-    findings = result.findings.sort_values(["check_id", "resource_id"])
-    text = "\n".join(
-        (rows.to_csv(index=False), findings.to_csv(index=False), result.mttr().to_csv())
-    )
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 SIDES = ("duckdb", "pandas")

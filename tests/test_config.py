@@ -244,24 +244,10 @@ def test_audit_skip_is_a_list_of_patterns(tmp_path: Path) -> None:
             load_settings(path, environ={})
 
 
-def test_the_status_cache_is_a_folder_the_default_or_none(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert Settings().status_cache == tmp_path / "xdg" / "platform-audit" / "status"
-    monkeypatch.delenv("XDG_CACHE_HOME")
-    home = Settings().status_cache
-    assert home is not None and home.parts[-3:] == (".cache", "platform-audit", "status")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-
-    def cache(value: str) -> Path | None:
+def test_the_removed_status_cache_setting_says_what_to_do(tmp_path: Path) -> None:
+    """The findings history lives in the store: an old [audit] status_cache line is refused
+    with what to do, not silently ignored."""
+    for value in ('"audit-cache"', "false"):
         path = write(tmp_path, f"[audit]\nstatus_cache = {value}\n")
-        return load_settings(path, environ={}).status_cache
-
-    assert cache('"audit-cache"') == tmp_path / "audit-cache"  # relative to the file
-    assert cache("false") is None
-    assert cache("true") == tmp_path / "xdg" / "platform-audit" / "status"
-    with pytest.raises(ConfigError, match=r"status_cache must name a folder.*or be false"):
-        cache('" "')
-    with pytest.raises(ConfigError, match=r"status_cache.*a string, true or false"):
-        cache("3")
+        with pytest.raises(ConfigError, match=r"status_cache is gone.*remove the line"):
+            load_settings(path, environ={})

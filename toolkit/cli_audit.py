@@ -31,7 +31,6 @@ from toolkit.cli_diff import diff_command
 from toolkit.cli_options import (
     CheckOpt,
     ConfigOpt,
-    NoCacheOpt,
     SkipOpt,
     SnapshotOpt,
     StoreOpt,
@@ -40,7 +39,6 @@ from toolkit.cli_options import (
     chosen_checks,
     fail,
     output_format,
-    status_cache,
 )
 from toolkit.cli_stdout import console, writing_stdout
 from toolkit.config import FAIL_ON, load_settings
@@ -116,7 +114,6 @@ def audit_command(
     ] = False,
     check: CheckOpt = None,
     skip: SkipOpt = None,
-    no_cache: NoCacheOpt = False,
     limit: Annotated[
         int,
         typer.Option(
@@ -128,7 +125,7 @@ def audit_command(
     ] = 50,
 ) -> None:
     """Run every check over the history and report findings; exit 1 at --fail-on."""
-    from toolkit.audit import FORMATS, run_audit
+    from toolkit.audit import FORMATS, AuditRequest, run_audit
     from toolkit.audit.formats import SUFFIXES
     from toolkit.audit.waivers import ATTENTION
     from toolkit.snapshot import Store
@@ -145,16 +142,15 @@ def audit_command(
         if new_only and threshold is None:  # else the run would gate on nothing, silently
             _refuse_ratchet_without_gate(settings, lifted=fail_on == "never", flag=fail_on_new)
         catalogue = chosen_checks(settings, check, skip)
-        result = run_audit(
-            Store.open(settings.store_url, create=False),
+        request = AuditRequest(
             settings=settings,
             checks=catalogue,
             snapshot=snapshot,
             compare_to=compare_to,
             waivers=waivers,
             latest_only=latest_only,
-            cache=status_cache(settings, no_cache),
         )
+        result = run_audit(Store.open(settings.store_url, create=False), request)
     for warning in result.warnings:
         err.print(Text(f"warning: {warning}"))
     _write_findings(result, format, out, limit)

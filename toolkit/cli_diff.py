@@ -23,12 +23,10 @@ from rich.text import Text
 
 from toolkit.cli_options import (
     ConfigOpt,
-    NoCacheOpt,
     StoreOpt,
     TableOrJsonOpt,
     WaiversOpt,
     audit_errors,
-    status_cache,
     table_or_json,
 )
 from toolkit.cli_stdout import console, writing_stdout
@@ -59,10 +57,9 @@ def diff_command(
     ] = None,
     format: TableOrJsonOpt = "table",
     waivers: WaiversOpt = None,
-    no_cache: NoCacheOpt = False,
 ) -> None:
     """Show services added, removed, changed or not collected, and findings that changed."""
-    from toolkit.audit import diff_snapshots
+    from toolkit.audit import AuditRequest, diff_snapshots
     from toolkit.snapshot import Store
 
     table_or_json(format)
@@ -72,9 +69,7 @@ def diff_command(
             Store.open(settings.store_url, create=False),
             before=before,
             after=after,
-            settings=settings,
-            waivers=waivers,
-            cache=status_cache(settings, no_cache),
+            request=AuditRequest(settings=settings, waivers=waivers),
         )
     for warning in change.warnings:
         err.print(Text(f"warning: {warning}"))

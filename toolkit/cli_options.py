@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
     from toolkit.audit import Catalogue
-    from toolkit.audit.status_cache import StatusCache
     from toolkit.config import Settings
 
 __all__ = [
@@ -32,7 +31,6 @@ __all__ = [
     "BaseUrlOpt",
     "CheckOpt",
     "ConfigOpt",
-    "NoCacheOpt",
     "SkipOpt",
     "SnapshotOpt",
     "StoreOpt",
@@ -43,7 +41,6 @@ __all__ = [
     "chosen_checks",
     "fail",
     "output_format",
-    "status_cache",
     "table_or_json",
 ]
 
@@ -119,14 +116,6 @@ WaiversOpt = Annotated[Path | None, typer.Option("--waivers", help=WAIVERS_HELP)
 SnapshotOpt = Annotated[
     str | None, typer.Option("--snapshot", help="Judge this snapshot (id or unique prefix).")
 ]
-NoCacheOpt = Annotated[
-    bool,
-    typer.Option(
-        "--no-cache",
-        help="Judge the whole history again, neither reading nor writing the statuses kept "
-        "in \\[audit] status_cache.",
-    ),
-]
 TableOrJsonOpt = Annotated[str, typer.Option("--format", help="table or json.")]
 CheckOpt = Annotated[
     list[str] | None,
@@ -172,16 +161,6 @@ def chosen_checks(
         beside = f", beside those of {config_skip}," if settings.skip_checks else ""
         raise ConfigError(f"{options}{beside} leave no check to run")
     return catalogue
-
-
-def status_cache(settings: Settings, no_cache: bool) -> StatusCache | None:
-    """The configured status cache of full audits, or None (``--no-cache``, or
-    ``[audit] status_cache = false``)."""
-    if no_cache or settings.status_cache is None:
-        return None
-    from toolkit.audit.status_cache import StatusCache
-
-    return StatusCache(settings.status_cache)
 
 
 def output_format(

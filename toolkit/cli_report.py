@@ -24,7 +24,6 @@ from rich.text import Text
 from toolkit.cli_options import (
     CheckOpt,
     ConfigOpt,
-    NoCacheOpt,
     SkipOpt,
     StoreOpt,
     WaiversOpt,
@@ -32,7 +31,6 @@ from toolkit.cli_options import (
     chosen_checks,
     fail,
     output_format,
-    status_cache,
 )
 from toolkit.config import load_settings
 from toolkit.exit_codes import ExitCode
@@ -84,9 +82,9 @@ def report_command(
     config: ConfigOpt = None,
     check: CheckOpt = None,
     skip: SkipOpt = None,
-    no_cache: NoCacheOpt = False,
 ) -> None:
     """Build the audit report: summary, trends, changes, checks, findings, key scope, waivers."""
+    from toolkit.audit import AuditRequest
     from toolkit.audit.formats import partial_lines
     from toolkit.cli_stdout import writing_stdout
     from toolkit.report import gather_report, render_report_data
@@ -102,15 +100,13 @@ def report_command(
             settings = load_settings(config, store_url=store)
             opened = Store.open(settings.store_url, create=False)
             target = out if out is not None else (DEFAULT_HTML_OUT if chosen == "html" else None)
-            data = gather_report(
-                opened,
-                since=since,
-                compare_to=compare_to,
-                waivers=waivers,
+            request = AuditRequest(
                 settings=settings,
                 checks=chosen_checks(settings, check, skip),
-                cache=status_cache(settings, no_cache),
+                compare_to=compare_to,
+                waivers=waivers,
             )
+            data = gather_report(opened, request, since=since)
             for warning in data.result.warnings:
                 err.print(Text(f"warning: {warning}"))
             for line in partial_lines(data.result):

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.api import ClientConfig, Secret
 from toolkit.api import ConfigError as ApiConfigError
-from toolkit.config_audit import AUDIT_KEYS, FAIL_ON, audit_from_file, default_status_cache
+from toolkit.config_audit import AUDIT_KEYS, FAIL_ON, audit_from_file
 from toolkit.config_collect import COLLECT_KEYS, collect_from_file
 from toolkit.config_server import endpoints_from_file, fields_from_file
 from toolkit.errors import ConfigError
@@ -135,9 +135,6 @@ class Settings:
     production_pattern: str | None = None
     """What production environments are named ([audit] production_pattern); None: the
     built-in pattern (``views/all_resources.sql``), "prod" or "production" as a word."""
-    status_cache: Path | None = field(default_factory=default_status_cache)
-    """Where full audits keep what each check said of each snapshot, for the next audit
-    ([audit] status_cache; None: nowhere). See :mod:`toolkit.audit.status_cache`."""
     check_params: Mapping[str, Mapping[str, int | float | str | bool]] = field(default_factory=dict)
     """Threshold overrides per check id ([checks.RES003] min_ratio = 6)."""
     schedule: ScheduleSettings = field(default_factory=ScheduleSettings)

@@ -14,7 +14,6 @@ Paths are relative to the config file. Example::
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,7 @@ from toolkit.errors import ConfigError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["AUDIT_KEYS", "FAIL_ON", "audit_from_file", "default_status_cache"]
+__all__ = ["AUDIT_KEYS", "FAIL_ON", "audit_from_file"]
 
 # Every key [audit] may hold and its type, for config.py's unknown-key refusal.
 AUDIT_KEYS: dict[str, type | tuple[type, ...]] = {
@@ -35,7 +34,7 @@ AUDIT_KEYS: dict[str, type | tuple[type, ...]] = {
     "fail_on": str,
     "fail_on_new": bool,
     "production_pattern": str,
-    "status_cache": (str, bool),
+    "status_cache": (str, bool),  # refused below, with what to do
 }
 FAIL_ON = ("critical", "high", "medium", "low")
 _CHECK_ID = re.compile(r"[A-Z]{2,5}[0-9]{3}")
@@ -76,31 +75,13 @@ def audit_from_file(
     if "production_pattern" in audit:
         values["production_pattern"] = _production_pattern(audit["production_pattern"], where)
     if "status_cache" in audit:
-        values["status_cache"] = _status_cache(audit["status_cache"], base, where)
+        raise ConfigError(
+            f"{where}: [audit] status_cache is gone: what each check said of each snapshot is "
+            "kept in the store's findings history (check_results); remove the line (and the "
+            "old cache folder, ~/.cache/platform-audit/status by default)"
+        )
     values["check_params"] = _check_params(checks, where)
     return values
-
-
-def default_status_cache(environ: Mapping[str, str] | None = None) -> Path:
-    """Where full audits keep their statuses (:mod:`toolkit.audit.status_cache`) unless
-    ``[audit] status_cache`` says otherwise: ``$XDG_CACHE_HOME/platform-audit/status``,
-    else ``~/.cache/platform-audit/status``."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
-    return Path(base) / "platform-audit" / "status"
-
-
-def _status_cache(value: str | bool, base: Path, where: str) -> Path | None:
-    """``[audit] status_cache``: a folder (relative to the config file), true for the
-    default one, false for none."""
-    if isinstance(value, bool):
-        return default_status_cache() if value else None
-    if not value.strip():
-        raise ConfigError(
-            f'{where}: [audit] status_cache must name a folder, e.g. "audit-cache", or be '
-            "false to keep no statuses between audits"
-        )
-    return base / Path(value).expanduser()
 
 
 def _production_pattern(pattern: str, where: str) -> str:

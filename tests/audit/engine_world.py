@@ -124,7 +124,7 @@ def record_connections(
 ) -> list[tuple[list[str] | None, duckdb.DuckDBPyConnection]]:
     """From now on, each connection the audit engine opens on a store, with the snapshot
     ids it shows (sorted; None: every snapshot), in the order they were opened."""
-    from toolkit.audit import store_connections
+    from toolkit.audit import history as store_connections
 
     opened: list[tuple[list[str] | None, duckdb.DuckDBPyConnection]] = []
     real = store_connections.connect

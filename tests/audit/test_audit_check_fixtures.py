@@ -11,7 +11,6 @@ import pytest
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, STATUSES, discover_checks
 from toolkit.audit.check_run import run_check
-from toolkit.audit.scope import plan_scope, scoped
 from toolkit.audit.testing import (
     alarmed_in_last_snapshot,
     fixture_connection,
@@ -19,7 +18,6 @@ from toolkit.audit.testing import (
 )
 
 if TYPE_CHECKING:
-    import duckdb
     import pyarrow as pa
 
     from toolkit.audit.check_file import CheckSpec
@@ -80,18 +78,17 @@ def test_check_fixture(path: Path) -> None:
     statuses = set(result.column("status").to_pylist())
     assert statuses <= set(STATUSES)
     if spec.history != "all":
-        _require_history_line(con, fixture, spec, result)
+        _require_history_line(fixture, spec, result)
 
 
-def _require_history_line(
-    con: duckdb.DuckDBPyConnection, fixture: dict[str, Any], spec: CheckSpec, result: pa.Table
-) -> None:
+def _require_history_line(fixture: dict[str, Any], spec: CheckSpec, result: pa.Table) -> None:
     """A check saying ``-- history: snapshot`` or ``previous`` judges the last snapshot from
-    it and the one before alone exactly as from the whole history (the engine's window, and
-    ``audit --latest-only``, rely on it; a full audit refuses a check that does not)."""
+    it and the one before alone exactly as from the whole history (the engine judges a new
+    snapshot so, on a connection of its files and the one before's, and ``audit
+    --latest-only`` relies on it)."""
     ids = fixture_snapshot_ids(len(fixture["snapshots"]))
-    with scoped(con, ids[-2:], plan_scope([spec], {})):  # as the engine's window
-        windowed = run_check(con, spec, fixture.get("params"))
+    few = fixture_connection(fixture, [spec], snapshot_ids=ids[-2:])  # as the engine's
+    windowed = run_check(few, spec, fixture.get("params"))
 
     def judged(table: pa.Table) -> list[tuple[str, str]]:
         rows = table.select(["snapshot_id", "resource_id", "status"]).to_pylist()

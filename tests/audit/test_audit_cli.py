@@ -17,6 +17,7 @@ import pytest
 from engine_world import config_file, history, write_store
 from typer.testing import CliRunner
 
+from toolkit.audit import Catalogue
 from toolkit.cli import ExitCode, app
 
 if TYPE_CHECKING:
@@ -539,32 +540,29 @@ def test_fail_on_takes_any_case_and_an_error_repeats_the_value(store_dir: Path) 
 
 
 @pytest.mark.parametrize("command", ["audit", "report", "diff"])
-def test_full_audits_keep_statuses_where_configured_unless_told_not_to(
+def test_audit_report_and_diff_judge_into_the_stores_findings_history(
     tmp_path: Path, command: str
 ) -> None:
-    # Five snapshots: more than the window of judged and compared snapshots, so the
-    # built-in checks that judge a snapshot alone file what they said of each.
-    fixture = history()
-    fifth = {**fixture["snapshots"][-1], "at": "2026-01-05T00:00:00Z"}
-    write_store(tmp_path / "store", {"snapshots": [*fixture["snapshots"], fifth]})
+    store = write_store(tmp_path / "store", history())
     config = tmp_path / "platform-audit.toml"
+    config.write_text("", encoding="utf-8")
 
-    def run(cache: str, *args: str) -> tuple[int, str]:
-        config.write_text(f'[audit]\nstatus_cache = "{cache}"\n', encoding="utf-8")
+    def run() -> tuple[int, str]:
         out = ["--out", str(tmp_path / "report.json")] if command == "report" else []
         outcome = runner.invoke(
-            app, [command, "--store", str(tmp_path / "store"), "--config", str(config), *out, *args]
+            app, [command, "--store", str(tmp_path / "store"), "--config", str(config), *out]
         )
         return outcome.exit_code, outcome.stderr
 
-    code, err = run("kept")  # relative to the config file
+    code, err = run()
     assert code == ExitCode.OK, err
-    assert "warning" not in err
-    assert len(list((tmp_path / "kept").rglob("*.parquet"))) > 30  # one folder per check
-    code, err = run("unused", "--no-cache")
+    runs = store.duckdb().sql("select count(*), count(distinct run_id) from check_runs")
+    judged, written = runs.fetchall()[0]
+    assert judged == 4 * len(Catalogue.load().specs) and written == 1  # every snapshot, once
+    code, err = run()  # nothing new: nothing judged again
     assert code == ExitCode.OK, err
-    assert not (tmp_path / "unused").exists()
-    (tmp_path / "a-file").write_text("not a folder")
-    code, err = run("a-file/status")  # the audit goes on, and says why nothing was kept
-    assert code == ExitCode.OK, err
-    assert "warning: status cache" in err and "not written" in err
+    assert store.duckdb().sql("select count(*) from check_runs").fetchall()[0][0] == judged
+    config.write_text('[audit]\nstatus_cache = "kept"\n', encoding="utf-8")
+    code, err = run()
+    assert code == ExitCode.CONFIG
+    assert "status_cache is gone" in err and "remove the line" in err

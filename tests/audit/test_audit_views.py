@@ -1,5 +1,5 @@
-"""Derived views are created each after the views it reads, whatever their names; a scope
-creates again only those reading what it shadows, and of those only the ones its checks read."""
+"""Derived views are created each after the views it reads, whatever their names, and a
+connection for some checks gets only the views they read."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 import pytest
-from engine_world import history, write_store
+from engine_world import history
 
 from toolkit.audit import Catalogue, CheckDefinitionError, install_views
 from toolkit.audit.check_run import (
@@ -18,8 +18,7 @@ from toolkit.audit.check_run import (
     views_read,
     views_reading,
 )
-from toolkit.audit.scope import SCOPE_SCHEMA, ScopePlan, plan_scope, scoped
-from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
+from toolkit.audit.testing import fixture_connection
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -156,69 +155,3 @@ def test_ensure_views_runs_no_file_whose_views_and_macros_the_connection_has(
     con.execute("create or replace macro plus_one(x) as x + 10")  # as a notebook might
     ensure_views(con, tmp_path)
     assert con.sql("select plus_one(1), n from v").fetchall() == [(11, 11)]
-
-
-def test_a_scope_planned_for_some_checks_creates_only_the_views_they_read(
-    tmp_path: Path,
-) -> None:
-    con = write_store(tmp_path / "store", history()).duckdb()  # a store's views, none derived
-    checks = {spec.id: spec for spec in Catalogue.load().specs if spec.id in ("REP002", "REP004")}
-    ordered = con.sql("select snapshot_id from snapshots order by seq").fetchall()
-    ids = [str(row[0]) for row in ordered[2:]]
-    with scoped(con, ids, plan_scope(checks.values(), {})):
-        made = _derived_in(con, SCOPE_SCHEMA)
-        rows = run_check(con, checks["REP002"])
-    assert made == {"error_covers", "oom_kills", "replica_events_uncollected", "all_resources"}
-    assert set(rows.column("snapshot_id").to_pylist()) == set(ids)
-
-
-def test_a_scope_limiting_snapshots_creates_again_only_the_views_that_read_them() -> None:
-    con = fixture_connection(history())
-    ids = fixture_snapshot_ids(4)[2:]
-    with scoped(con, ids, tables_limited=True):  # as a store's latest-only connection
-        made = {
-            str(row[0])
-            for row in con.sql(
-                "select view_name from duckdb_views() where schema_name = ?", params=[SCOPE_SCHEMA]
-            ).fetchall()
-        }
-        seen = con.sql("select distinct snapshot_id from replica_restarts").fetchall()
-    assert {"snapshots", "replica_restarts", "crash_streaks"} <= made
-    assert not made & {"variable_items", "all_resources", "webhook_addresses"}
-    assert {row[0] for row in seen} <= set(ids)  # the scope's snapshots only
-
-
-def test_a_scope_on_a_connection_without_derived_views_creates_them_all(tmp_path: Path) -> None:
-    con = write_store(tmp_path / "store", history()).duckdb()  # a store's views, none derived
-    assert "replica_restarts" not in schema_views(con)
-    with scoped(con, None):  # shadows nothing
-        made = {
-            str(row[0])
-            for row in con.sql(
-                "select view_name from duckdb_views() where schema_name = ?", params=[SCOPE_SCHEMA]
-            ).fetchall()
-        }
-        services = con.sql("select count(*) from all_resources where resource_type = 'service'")
-        counted = services.fetchall()
-    assert {"replica_restarts", "variable_items", "all_resources"} <= made
-    assert counted[0][0] > 0
-    assert "replica_restarts" not in schema_views(con)  # each audit binds them once, in its scope
-
-
-def test_a_view_computed_once_is_a_table_before_the_views_reading_it_are_bound() -> None:
-    # Bound to the table, a view reading credential_reach twice costs a lookup, not the
-    # expansion twice (46-70 ms on the benchmark store): DuckDB numbers entries as created.
-    con = fixture_connection(history())
-    with scoped(con, None, ScopePlan(materialize=frozenset({"credential_reach"}))):
-        table = con.sql(
-            "select table_oid from duckdb_tables() where schema_name = ? "
-            "and table_name = 'credential_reach'",
-            params=[SCOPE_SCHEMA],
-        ).fetchall()
-        readers = con.sql(
-            "select view_oid from duckdb_views() where schema_name = ? "
-            "and view_name in ('credential_reach_growth', 'credential_protected')",
-            params=[SCOPE_SCHEMA],
-        ).fetchall()
-    assert len(table) == 1 and len(readers) == 2
-    assert all(table[0][0] < oid for (oid,) in readers)

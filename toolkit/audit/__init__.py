@@ -3,6 +3,7 @@
 >>> from toolkit.audit import run_audit
 >>> from toolkit.snapshot import Store
 >>> result = run_audit(Store.open("data/store"))          # doctest: +SKIP
+>>> result = run_audit(store, AuditRequest(compare_to="0192"))  # doctest: +SKIP
 >>> result.findings, result.summary(), result.mttr()     # doctest: +SKIP
 >>> print(render(result, "markdown"))                     # doctest: +SKIP
 """
@@ -19,14 +20,12 @@ from toolkit.audit.check_file import (
     CheckSpec,
     discover_checks,
 )
-from toolkit.audit.check_rows import run_checks
 from toolkit.audit.check_run import ensure_views, install_views, run_check
 from toolkit.audit.diff import SnapshotDiff, diff_snapshots
-from toolkit.audit.engine import run_audit
+from toolkit.audit.engine import AuditRequest, run_audit
 from toolkit.audit.findings import FINDING_COLUMNS, AuditResult, SnapshotRef
 from toolkit.audit.formats import FORMATS, escape_markdown, findings_table, render
 from toolkit.audit.sarif import to_sarif
-from toolkit.audit.status_cache import StatusCache
 from toolkit.audit.waivers import Waiver, load_waivers, parse_waivers
 from toolkit.errors import AuditError, CheckDefinitionError, WaiverError
 
@@ -38,6 +37,7 @@ __all__ = [
     "OUTPUT_COLUMNS",
     "SEVERITIES",
     "AuditError",
+    "AuditRequest",
     "AuditResult",
     "Catalogue",
     "CheckDefinitionError",
@@ -45,7 +45,6 @@ __all__ = [
     "CheckSpec",
     "SnapshotDiff",
     "SnapshotRef",
-    "StatusCache",
     "Waiver",
     "WaiverError",
     "diff_snapshots",
@@ -60,6 +59,5 @@ __all__ = [
     "render",
     "run_audit",
     "run_check",
-    "run_checks",
     "to_sarif",
 ]

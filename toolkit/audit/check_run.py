@@ -257,8 +257,8 @@ def set_production(con: duckdb.DuckDBPyConnection, pattern: str | None) -> None:
 
 def production_pattern(con: duckdb.DuckDBPyConnection) -> str | None:
     """What :func:`set_production` gave ``con``, None when nothing."""
-    row = con.execute("select getvariable('production_pattern')").fetchone()
-    return None if row is None or row[0] is None else str(row[0])
+    rows = con.execute("select getvariable('production_pattern')").fetchall()
+    return None if not rows or rows[0][0] is None else str(rows[0][0])
 
 
 def create_view(con: duckdb.DuckDBPyConnection, path: Path) -> None:

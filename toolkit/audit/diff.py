@@ -6,7 +6,7 @@ columns), so a changed service lists the fields that differ. A service missing f
 side only because that side's collection did not see it is not collected, neither removed
 nor added, with why: the listing that covers it failed there (its environment's services
 listing, or a teams, projects or environments listing above it: the failures the audit
-engine counts as leaving ``services`` short, :data:`~toolkit.audit.scope.ENDPOINT_TABLES`),
+engine counts as leaving ``services`` short, :data:`~toolkit.snapshot.coverage.ENDPOINT_TABLES`),
 that listing answered 404 (the platform's answer for "does not exist, or the key cannot
 see it"), or the collecting key was limited to resources none of which holds it. Findings
 changes are the audit of the newer snapshot compared with the older one: new, regressed
@@ -26,24 +26,20 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from toolkit.audit.check_run import ensure_views
-from toolkit.audit.engine import run_audit
+from toolkit.audit.engine import AuditRequest, run_audit
 from toolkit.audit.lifecycle import query_frame
-from toolkit.audit.scope import ENDPOINT_TABLES
-from toolkit.audit.snapshots_chosen import committed_snapshots, select_snapshots
+from toolkit.audit.snapshots_chosen import ENDPOINT_TABLES, committed_snapshots, select_snapshots
 from toolkit.errors import AuditError
 from toolkit.snapshot import SNAPSHOT_AT, SNAPSHOT_ID, TABLES, Store
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from pathlib import Path
+    from collections.abc import Mapping
+    from typing import Unpack
 
     import duckdb
 
-    from toolkit.audit.catalogue import Catalogue
+    from toolkit.audit.engine import AuditFields
     from toolkit.audit.findings import SnapshotRef
-    from toolkit.audit.status_cache import StatusCache
-    from toolkit.audit.waivers import Waiver
-    from toolkit.config import Settings
 
 __all__ = ["SnapshotDiff", "diff_snapshots"]
 
@@ -94,22 +90,18 @@ def diff_snapshots(
     *,
     before: str | None = None,
     after: str | None = None,
-    settings: Settings | None = None,
-    checks: Catalogue | None = None,
-    waivers: Path | Sequence[Waiver] | None = None,
-    cache: StatusCache | None = None,
+    request: AuditRequest | None = None,
+    **changes: Unpack[AuditFields],
 ) -> SnapshotDiff:
     """Compare two snapshots (ids or unique prefixes; default: the newest, partial or not,
     and the complete one before it; ``tables_not_collected`` names what a partial side's
     failed calls left without a row).
 
-    Findings are judged with ``waivers`` (a file or parsed waivers; default: the file
-    ``settings`` names) as :func:`~toolkit.audit.run_audit` judges them: a waived finding
-    is listed with its waiver, not left out. ``cache``: see :func:`~toolkit.audit.run_audit`
-    (the findings' audit judges the whole history)."""
+    Findings are the audit of ``after`` against ``before`` (``request``, with keyword
+    arguments changing its fields: settings, checks, waivers) as
+    :func:`~toolkit.audit.run_audit` judges them, from the findings history: a waived
+    finding is listed with its waiver, not left out."""
     con = source.duckdb() if isinstance(source, Store) else source
-    if cache is not None and isinstance(source, Store):
-        cache = cache.bound(source.url)
     ensure_views(con)  # error_covers, which _presence reads
     committed = committed_snapshots(con)
     newer, older = select_snapshots(committed, after, before, options=("--to", "--from"))
@@ -129,15 +121,8 @@ def diff_snapshots(
     changed = query_frame(
         con, _CHANGED_SQL, {"before": older.snapshot_id, "after": newer.snapshot_id}
     )
-    audit = run_audit(
-        con,
-        settings=settings,
-        checks=checks,
-        snapshot=newer.snapshot_id,
-        compare_to=older.snapshot_id,
-        waivers=waivers,
-        cache=cache,
-    )
+    asked = (request or AuditRequest()).but(**changes)
+    audit = run_audit(source, asked.but(snapshot=newer.snapshot_id, compare_to=older.snapshot_id))
     findings = audit.findings
     # An open finding the newer snapshot did not observe is listed: it may have changed.
     shown = (findings.state != "open") | (findings.status == "unobserved")

@@ -1,223 +1,214 @@
-"""The audit engine: every check over the whole history, then findings, states and waivers.
+"""The audit engine: bring the findings history up to date, then read findings, states and
+waivers from it.
 
-Each check runs once over all committed snapshots (its SQL compares snapshots itself); the
-Arrow results are registered in DuckDB (as codes: see ``register_rows``), and the lifecycle
-(:mod:`toolkit.audit.lifecycle`) and the waivers (:mod:`toolkit.audit.waivers`) are SQL
-over it. Example::
+Every snapshot is judged once per version of each check (:mod:`toolkit.audit.judge`) and
+kept in the store's findings history; an audit judges what the history lacks (a new
+snapshot, a changed check), appends it, and computes the lifecycle
+(:mod:`toolkit.audit.lifecycle`) and the waivers (:mod:`toolkit.audit.waivers`) over the
+history's rows. Example::
 
-    from toolkit.audit import run_audit
+    from toolkit.audit import AuditRequest, run_audit
     from toolkit.snapshot import Store
 
     result = run_audit(Store.open("data/store"))              # newest vs the one before
     result = run_audit(store, snapshot="0193...", compare_to="0192...")
-    result = run_audit(store, latest_only=True)                # fast: two snapshots read
+    result = run_audit(store, AuditRequest(settings=settings, latest_only=True))
     result.findings, result.summary(), result.mttr(), result.waiver_report
 """
 
 from __future__ import annotations
 
-import functools
 import time
-from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
-from pathlib import PurePath
-from typing import TYPE_CHECKING
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import pyarrow as pa
 
 from toolkit.audit.catalogue import Catalogue
-from toolkit.audit.check_file import SEVERITIES
-from toolkit.audit.check_rows import run_checks
-from toolkit.audit.check_run import confine, ensure_views, production_pattern, set_production
+from toolkit.audit.check_file import OUTPUT_COLUMNS, SEVERITIES
+from toolkit.audit.check_run import confine, ensure_views, install_views, set_production
 from toolkit.audit.findings import AuditResult, SnapshotRef
+from toolkit.audit.history import History, store_reads
 from toolkit.audit.lifecycle import (
     build_judged,
     build_names,
     build_positions,
+    build_rows,
     build_unobserved,
     findings_table,
     mean_time_to_resolve,
     query_frame,
-    register_rows,
 )
-from toolkit.audit.scope import FRESH_SCHEMA, blind_checks, plan_scope, scoped
 from toolkit.audit.snapshots_chosen import (
+    blind_checks,
     committed_snapshots,
     not_collected_tables,
     reach,
     select_snapshots,
-    split_window,
-)
-from toolkit.audit.store_connections import (
-    EarlyConnection,
-    audit_connection,
-    files_opener,
-    row_counts,
-    store_reads,
-    table_readers,
-    window_scope,
-    windowed,
 )
 from toolkit.audit.waivers import apply_waivers, require_known_checks, waivers_from
 from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from pathlib import Path
+    from collections.abc import Sequence
 
     import duckdb
-    import pandas as pd
 
     from toolkit.audit.check_file import CheckSpec
-    from toolkit.audit.check_rows import CheckRows
-    from toolkit.audit.status_cache import AuditCache, StatusCache
     from toolkit.audit.waivers import Waiver
     from toolkit.config import Settings
 
-__all__ = ["run_audit"]
+__all__ = ["AuditFields", "AuditRequest", "run_audit"]
 
 _BLIND_SCHEMA = pa.schema([("check_id", pa.string()), ("snapshot_id", pa.string())])
 
 
+class AuditFields(TypedDict, total=False):
+    """The fields of :class:`AuditRequest`, as keyword arguments."""
+
+    settings: Settings | None
+    checks: Catalogue | Sequence[CheckSpec] | None
+    snapshot: str | None
+    compare_to: str | None
+    waivers: Path | Sequence[Waiver] | None
+    latest_only: bool
+    today: date | None
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    """What an audit is asked: one value that commands, reports, diffs and the scheduled
+    job pass on whole.
+
+    ``snapshot`` (an id or unique prefix; default: the newest, partial or not) is judged
+    against ``compare_to`` (default: the complete snapshot before it). ``checks`` defaults
+    to the built-in ones plus the folders ``settings`` name, with the thresholds it sets;
+    ``waivers`` (a file or parsed waivers) to the configured file; ``today`` (which waivers
+    have expired) to today, UTC. ``latest_only``: see :func:`run_audit`.
+    """
+
+    settings: Settings | None = None
+    checks: Catalogue | Sequence[CheckSpec] | None = None
+    snapshot: str | None = None
+    compare_to: str | None = None
+    waivers: Path | Sequence[Waiver] | None = None
+    latest_only: bool = False
+    today: date | None = None
+
+    def but(self, **changes: Unpack[AuditFields]) -> AuditRequest:
+        """This request with ``changes``."""
+        return replace(self, **changes)
+
+
 def run_audit(
     source: Store | duckdb.DuckDBPyConnection,
-    *,
-    settings: Settings | None = None,
-    checks: Catalogue | Sequence[CheckSpec] | None = None,
-    snapshot: str | None = None,
-    compare_to: str | None = None,
-    waivers: Path | Sequence[Waiver] | None = None,
-    latest_only: bool = False,
-    today: date | None = None,
-    cache: StatusCache | None = None,
+    request: AuditRequest | None = None,
+    /,
+    **changes: Unpack[AuditFields],
 ) -> AuditResult:
-    """Run the checks and judge ``snapshot`` (default: the newest one, partial or not).
+    """Judge ``request.snapshot`` (see :class:`AuditRequest`; keyword arguments change its
+    fields) from the findings history.
 
-    ``compare_to`` defaults to the complete snapshot before it. In a partial snapshot, what
-    its failed calls may have left out is ``unobserved`` (its last state kept, never
-    resolved), and ``result.not_collected`` names the tables they left without a row.
-    ``source`` is a store or a DuckDB connection that has the store's views
-    (``store.duckdb()``, or a fixture's);
-    ``checks`` defaults to the built-in ones plus the folders ``settings`` name, with the
-    thresholds it sets. ``waivers`` (a file or parsed waivers) defaults to the configured
-    file. ``latest_only`` reads only the judged and compared snapshots and the one before
-    each (back to the complete snapshot before a partial compared one: :func:`reach`), so
-    ``first_seen``, ``regressed`` and resolve times see only those, and a check that says
-    ``-- history: all`` judges from those snapshots alone (see docs/checks.md).
-    Derived views that several checks read are computed once for the run (see
-    :mod:`toolkit.audit.scope`); ``result.timings`` says where the time went.
-    ``today`` decides which waivers have expired (default: today, UTC). ``cache`` keeps
-    what ``history: snapshot`` and ``previous`` checks said of each snapshot for the next
-    full audit of the same store (:mod:`toolkit.audit.status_cache`); ``result.reused`` says
-    what came from it. A latest-only audit does not use it; an audit of a connection needs
-    it bound to the store (``cache.bound(store.url)``).
+    On a store, every committed snapshot that the current version of a check has not judged
+    is judged and appended to the store's findings history first (a whole store written by
+    an older toolkit on first use, with a progress bar on a terminal); on a connection
+    (``store.duckdb()``, a fixture's) what its history lacks is judged in memory. In a
+    partial snapshot, what its failed calls may have left out is ``unobserved`` (its last
+    state kept, never resolved), and ``result.not_collected`` names the tables they left
+    without a row. ``latest_only`` judges only the judged and compared snapshots and the one
+    before each (back to the complete snapshot before a partial compared one), reading and
+    writing no findings history: it needs no write access to the store, and ``first_seen``,
+    ``regressed`` and resolve times see only those snapshots.
     """
-    catalogue = _catalogue(checks, settings)
-    cache = _bound(cache, source)
-    waiving = _chosen_waivers(waivers, catalogue, settings)
+    asked = (request or AuditRequest()).but(**changes)
+    catalogue = _catalogue(asked.checks, asked.settings)
+    waiving = _chosen_waivers(asked.waivers, catalogue, asked.settings)
+    production = asked.settings.production_pattern if asked.settings else None
     started = time.perf_counter()
-    # A data file gone, or S3 failing: the store, not a check (store_reads).
-    with store_reads(), ExitStack() as stack:
-        con, snapshot_rows = audit_connection(source, latest_only, snapshot, compare_to)
-        _prepare(con, source, catalogue, settings)
-        chosen = _Snapshots.chosen(con, snapshot, compare_to, latest_only)
-        opener = files_opener(source, snapshot_rows, chosen.committed, production_pattern(con))
-        # The window's connection opens while the outer scope is built (reading Delta logs
-        # and footers leaves the cores to DuckDB's work there).
-        window = chosen.split if windowed(catalogue.specs) else None
-        early = stack.enter_context(EarlyConnection(opener, window))
-        timings: dict[str, float] = {"connect": time.perf_counter() - started}
+    timings: dict[str, float] = {}
+    with store_reads():
+        history = History.open(
+            source, production, asked.latest_only, asked.snapshot, asked.compare_to
+        )
+        con = history.con
+        _prepare(con, source, catalogue, production)
+        committed = committed_snapshots(con)
+        target, compare = select_snapshots(committed, asked.snapshot, asked.compare_to)
+        read = reach(committed, target, compare) if asked.latest_only else None
+        timings["connect"] = time.perf_counter() - started
         started = time.perf_counter()
-        checked = _check_in_scopes(con, source, catalogue, chosen, cache, opener, early, timings)
-    timings["checks"] = time.perf_counter() - started
-    started = time.perf_counter()
-    findings, report, mttr = _lifecycle(
-        con, checked, catalogue, chosen, waiving, today or datetime.now(UTC).date()
-    )
+        history.bring_up_to_date(catalogue, committed, read)
+        timings["checks"] = time.perf_counter() - started
+        started = time.perf_counter()
+        result = _lifecycle(con, history, catalogue, (target, compare), read, waiving, asked)
     timings["lifecycle"] = time.perf_counter() - started
+    return replace(result, timings={**timings, **result.timings})
+
+
+def _lifecycle(
+    con: duckdb.DuckDBPyConnection,
+    history: History,
+    catalogue: Catalogue,
+    pair: tuple[SnapshotRef, SnapshotRef | None],
+    read: Sequence[SnapshotRef] | None,
+    waivers: Sequence[Waiver],
+    asked: AuditRequest,
+) -> AuditResult:
+    """The findings with their states and waivers, the waiver report and the mean time to
+    resolve, from ``audit_results`` (:mod:`toolkit.audit.lifecycle`)."""
+    target, compare = pair
+    committed = read or committed_snapshots(con)
+    partial = [s.snapshot_id for s in committed if s.status == "partial" and s.seq <= target.seq]
+    blind = _blind(con, catalogue.specs, partial)
+    kept = [target.snapshot_id] + ([compare.snapshot_id] if compare else [])
+    read_ids = [s.snapshot_id for s in read] if read is not None else None
+    con.register("audit_checks", _checks_table(catalogue.specs))
+    con.register("audit_blind", blind)
+    build_positions(con, read_ids, target.seq)
+    build_rows(con, [*kept, *partial])
+    build_judged(con)
+    build_unobserved(con)
+    build_names(con, [*kept, *sorted(set(_last_observed(blind, committed, compare).values()))])
+    findings_table(con, target.seq, compare.seq if compare else None)
+    findings, report = apply_waivers(con, waivers, asked.today or datetime.now(UTC).date())
     times = query_frame(
         con, "select snapshot_id, snapshot_at, seq, status as snapshot_status from snapshots"
     )
-    read = query_frame(con, "select snapshot_id from audit_positions order by pos")
-    uncollected = not_collected_tables(con, (chosen.target, chosen.compare))
-    memo = checked.cache
+    positions = query_frame(con, "select snapshot_id from audit_positions order by pos")
     return AuditResult(
-        target=chosen.target,
-        compare=chosen.compare,
+        target=target,
+        compare=compare,
         checks=catalogue.specs,
         findings=findings,
         waiver_report=report,
-        rows=checked.rows.status,
-        details=checked.rows.details,
+        rows=con.sql(
+            "select check_id, snapshot_id, resource_id, status from audit_rows"
+        ).to_arrow_table(),
+        details=_details(con, kept),
         snapshot_times=times,
-        mttr_table=mttr,
-        timings=timings,
-        latest_only=latest_only,
-        read=tuple(read.snapshot_id),
-        blind=checked.blind.to_pandas(),
-        not_collected=uncollected,
-        configured=catalogue.configured(settings),
-        reused=dict(memo.reused) if memo else {},
-        warnings=tuple(memo.warnings) if memo else (),
+        mttr_table=mean_time_to_resolve(con),
+        timings=dict(history.timings),
+        latest_only=asked.latest_only,
+        read=tuple(positions.snapshot_id),
+        blind=blind.to_pandas(),
+        not_collected=not_collected_tables(con, (target, compare)),
+        configured=catalogue.configured(asked.settings),
+        judged=dict(history.judged),
+        warnings=tuple(history.warnings),
     )
 
 
-@dataclass(frozen=True)
-class _Snapshots:
-    """The snapshots an audit judges (``target``), compares it with, and reads: ``read``,
-    the few of a latest-only audit (:func:`reach`; None: every committed one), and
-    ``split``, the window a full audit builds the full rows in (:func:`split_window`; None
-    in a latest-only audit, or when the window is the whole history)."""
-
-    committed: list[SnapshotRef]
-    target: SnapshotRef
-    compare: SnapshotRef | None
-    read: list[SnapshotRef] | None
-    split: list[str] | None
-
-    @classmethod
-    def chosen(
-        cls,
-        con: duckdb.DuckDBPyConnection,
-        snapshot: str | None,
-        compare_to: str | None,
-        latest_only: bool,
-    ) -> _Snapshots:
-        committed = committed_snapshots(con)
-        target, compare = select_snapshots(committed, snapshot, compare_to)
-        if latest_only:
-            return cls(committed, target, compare, reach(committed, target, compare), None)
-        return cls(committed, target, compare, None, split_window(committed, target, compare))
-
-    @property
-    def read_ids(self) -> list[str] | None:
-        """The ids of :attr:`read` (None: every committed snapshot)."""
-        return None if self.read is None else [s.snapshot_id for s in self.read]
-
-    @property
-    def keep(self) -> list[str]:
-        """The judged snapshot's id, then the compared one's: the full rows kept."""
-        return [self.target.snapshot_id] + ([self.compare.snapshot_id] if self.compare else [])
-
-    @property
-    def partial(self) -> list[str]:
-        """The partial snapshots read up to the judged one."""
-        return [
-            s.snapshot_id
-            for s in (self.read or self.committed)
-            if s.status == "partial" and s.seq <= self.target.seq
-        ]
-
-
-@dataclass(frozen=True)
-class _Checked:
-    """What the checks said (:func:`run_checks`), where they were blind, and the status
-    cache the audit used (None: none)."""
-
-    rows: CheckRows
-    blind: pa.Table
-    cache: AuditCache | None
+def _details(con: duckdb.DuckDBPyConnection, kept: Sequence[str]) -> pa.Table:
+    """The full rows of the judged and compared snapshots, as text."""
+    columns = ", ".join(["check_id", *OUTPUT_COLUMNS])
+    table = con.sql(
+        f"select {columns} from audit_results where list_contains($kept, snapshot_id)",  # noqa: S608 - declared names
+        params={"kept": list(kept)},
+    ).to_arrow_table()
+    schema = pa.schema([(name, pa.string()) for name in table.column_names])
+    return table.cast(schema)
 
 
 def _chosen_waivers(
@@ -238,107 +229,17 @@ def _prepare(
     con: duckdb.DuckDBPyConnection,
     source: Store | duckdb.DuckDBPyConnection,
     catalogue: Catalogue,
-    settings: Settings | None,
+    production: str | None,
 ) -> None:
-    """Set the production pattern; confine a connection of ours to the store's files (its
-    derived views are bound in each scope: :func:`scoped`), and give a caller's connection,
-    left otherwise as it is, the views the checks read."""
-    production = settings.production_pattern if settings else None
+    """Set the production pattern and give the connection the derived views the checks
+    read; confine a connection of ours to the store's files, and leave a caller's
+    connection otherwise as it is."""
     if isinstance(source, Store):
         set_production(con, production)
         confine(con, source.url)
+        install_views(con, checks=catalogue.specs)
     else:
         ensure_views(con, production=production, checks=catalogue.specs)
-
-
-def _check_in_scopes(
-    con: duckdb.DuckDBPyConnection,
-    source: Store | duckdb.DuckDBPyConnection,
-    catalogue: Catalogue,
-    chosen: _Snapshots,
-    cache: StatusCache | None,
-    opener: Callable[[Sequence[str]], duckdb.DuckDBPyConnection] | None,
-    early: EarlyConnection,
-    timings: dict[str, float],
-) -> _Checked:
-    """Every check, in the scopes the audit needs (see :func:`run_checks`): the snapshots
-    read, the window of a full audit on ``early``'s connection, and the snapshots a status
-    cache lacks; then the owners' names of the snapshots that describe findings."""
-    started = time.perf_counter()
-    partial, keep = chosen.partial, chosen.keep
-    blind = _blind(con, catalogue.specs, partial)
-    last_observed = _last_observed(blind, chosen.read or chosen.committed, chosen.compare)
-    ids = chosen.read_ids
-    plan = plan_scope(catalogue.specs, row_counts(con, ids), table_readers(con))
-    # A store's latest-only connection already shows only those snapshots (audit_connection).
-    with scoped(con, ids, plan, tables_limited=isinstance(source, Store)):
-        memo = fresh = None
-        if cache is not None and chosen.split is not None:  # else every check reads it all
-            memo = cache.for_audit(con, production_pattern(con))
-            memo.forget_unused()
-            memo.load(catalogue.specs, catalogue.overrides)
-            fresh = memo.fresh([s.snapshot_id for s in chosen.committed], keep)
-        later = None
-        if fresh is not None and opener is not None:
-            later = functools.partial(opener, fresh.read)
-        with (
-            window_scope(con, catalogue.specs, chosen.split, own=early.take) as in_window,
-            window_scope(
-                con, catalogue.specs, fresh.read if fresh else None, FRESH_SCHEMA, later
-            ) as new,
-        ):
-            timings["scope"] = time.perf_counter() - started
-            rows = run_checks(
-                con,
-                catalogue,
-                keep,
-                timings,
-                window=in_window,
-                observe=partial,
-                last_observed=last_observed,
-                cache=memo,
-                fresh=(new, fresh) if new is not None and fresh is not None else None,
-            )
-        build_names(con, [*keep, *sorted(set(last_observed.values()))])
-    return _Checked(rows, blind, memo)
-
-
-def _lifecycle(
-    con: duckdb.DuckDBPyConnection,
-    checked: _Checked,
-    catalogue: Catalogue,
-    chosen: _Snapshots,
-    waivers: Sequence[Waiver],
-    today: date,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The findings with their states and waivers, the waiver report, and the mean time to
-    resolve, from the checks' rows (:mod:`toolkit.audit.lifecycle`)."""
-    register_rows(con, checked.rows.status)
-    con.register("audit_details", checked.rows.details)
-    con.register("audit_checks", _checks_table(catalogue.specs))
-    con.register("audit_blind", checked.blind)
-    build_positions(con, chosen.read_ids, chosen.target.seq)
-    build_judged(con)
-    build_unobserved(con)
-    findings_table(con, chosen.target.seq, chosen.compare.seq if chosen.compare else None)
-    findings, report = apply_waivers(con, waivers, today)
-    return findings, report, mean_time_to_resolve(con)
-
-
-def _bound(
-    cache: StatusCache | None, source: Store | duckdb.DuckDBPyConnection
-) -> StatusCache | None:
-    """``cache`` bound to the audited store; a connection's must be bound by the caller."""
-    if cache is None or not isinstance(source, Store):
-        if cache is not None and cache.store_url is None:
-            raise ValueError(
-                "run_audit(connection, cache=...) needs the cache bound to the connection's "
-                "store: cache.bound(store.url)"
-            )
-        return cache
-    if cache.store_url not in (None, source.url):
-        raise ValueError(f"the status cache is bound to {cache.store_url}, not to {source.url}")
-    return cache.bound(source.url)
 
 
 def _last_observed(
@@ -346,7 +247,7 @@ def _last_observed(
 ) -> dict[str, str]:
     """For each check blind in the compared snapshot, the newest snapshot read before it in
     which the check is not blind: a finding that neither the judged nor the compared
-    snapshot observed is described by its alarm there (else it had no row to show)."""
+    snapshot observed is described by its alarm there."""
     if compare is None or blind.num_rows == 0:
         return {}
     pairs = set(zip(blind["check_id"].to_pylist(), blind["snapshot_id"].to_pylist(), strict=True))
@@ -363,7 +264,7 @@ def _blind(
     con: duckdb.DuckDBPyConnection, specs: Sequence[CheckSpec], partial: Sequence[str]
 ) -> pa.Table:
     """``(check_id, snapshot_id)`` of each check reading a table that a failed call of a
-    ``partial`` snapshot left short there (:func:`~toolkit.audit.scope.blind_checks`)."""
+    ``partial`` snapshot left short there (:func:`blind_checks`)."""
     if not partial:
         return _BLIND_SCHEMA.empty_table()
     failures = con.execute(

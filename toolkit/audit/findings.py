@@ -94,13 +94,12 @@ class AuditResult:
 
     ``findings`` has one row per finding whose state between ``compare`` and ``target`` is
     new, regressed, open or resolved (columns :data:`FINDING_COLUMNS`); ``waiver_report``
-    one row per waiver (``status`` active, expired or stale); ``rows`` the check rows the
-    lifecycle reads (check_id, snapshot_id, resource_id, status): every alarm of the history,
-    and every row, ok ones too, of the judged and compared snapshots; ``details`` the full
-    rows (owners, reason, evidence) of the judged and compared snapshots, with no reason or
-    evidence on the compared one's ok rows (no finding shows them). ``timings`` has
-    the seconds of each phase (``connect``, ``scope``, ``checks`` including scope,
-    ``lifecycle``) and of each check, by id. ``read`` has the ids of the committed snapshots
+    one row per waiver (``status`` active, expired or stale); ``rows`` the check rows the lifecycle
+    reads (check_id, snapshot_id, resource_id, status): every alarm of the history, and every row,
+    ok ones too, of the judged, compared and partial snapshots; ``details`` the full rows (owners,
+    reason, evidence) of the judged and compared snapshots. ``timings`` has the seconds of each
+    phase (``connect``, ``checks``: bringing the findings history up to date, ``lifecycle``).
+    ``read`` has the ids of the committed snapshots
     up to the judged one that the checks read, oldest first (None: all of them): a
     latest-only audit reads a few, and episodes and resolve times run over those alone.
 
@@ -127,10 +126,12 @@ class AuditResult:
     timings: dict[str, float] = field(default_factory=dict, repr=False)
     latest_only: bool = False
     read: tuple[str, ...] | None = field(default=None, repr=False)
-    reused: Mapping[str, int] = field(default_factory=dict, repr=False)
-    """Per check id, how many snapshots' statuses a status cache gave (``run_audit(cache=)``)."""
+    judged: Mapping[str, int] = field(default_factory=dict, repr=False)
+    """Per check id, how many snapshots this audit judged into the findings history (the
+    others it read from there)."""
     warnings: tuple[str, ...] = ()
-    """What went wrong that did not change the findings (a cache folder not writable)."""
+    """What went wrong that did not change the findings (a store it could not write the
+    findings history to)."""
     configured: tuple[str, ...] = ()
     """What the audit was configured with that changes what it finds: thresholds other
     than the checks' defaults, checks left out, the production pattern

@@ -17,23 +17,16 @@ check could not judge it there (its rows there say ``unknown``), with that row's
 With C the snapshot just before T (the default) "before C" is simply "ever before". With
 no C (T is the first snapshot) every alarm is new. ``first_seen`` and ``last_seen`` are the
 first and last snapshot, up to T, in which the finding was in alarm. The engine registers
-the check rows' statuses (:func:`register_rows`), the snapshots it read (:func:`build_positions`:
-all of them, or the few of a latest-only audit), the full rows of T and C as
-``audit_details`` (an Arrow table) and the check metadata as ``audit_checks`` before calling
-the others. Only the snapshots read are numbered: one left unread would look like a fix.
-
-Millions of status rows go through these queries, so they group and window over small
-integer codes (``audit_codes``: check, resource and snapshot codes, alarm and unknown
-flags, with a table per code back to its text) and look up the text of the few findings
-they return.
+the check rows as ``audit_results`` (the findings history's rows of the audit's check
+versions: see :mod:`toolkit.audit.judge`), the snapshots it read (:func:`build_positions`:
+all of them, or the few of a latest-only audit), the partial snapshots' blind checks as
+``audit_blind`` and the check metadata as ``audit_checks`` before calling the others. Only
+the snapshots read are numbered: one left unread would look like a fix.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
-import pyarrow as pa
-import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -46,27 +39,38 @@ __all__ = [
     "build_judged",
     "build_names",
     "build_positions",
+    "build_rows",
     "build_unobserved",
     "findings_table",
     "mean_time_to_resolve",
     "query_frame",
-    "register_rows",
 ]
 
 STATES = ("new", "regressed", "open", "resolved")
 
-# One row per finding (check code c, resource code r) and snapshot (code s): in alarm when
-# any of the check's rows for that resource alarms, not judged (unknown) when none judged it.
+# The rows the lifecycle reads (audit_results: the findings history of the audit's check
+# versions, or a judging of its own): every row that is not ok, and every row of the
+# snapshots whose ok rows say something (the judged and compared ones, and the partial
+# ones, where a finding with no row was not observed). An ok row elsewhere changes no
+# state, first or last seen, or resolve time.
+_ROWS_SQL = """
+create or replace temp table audit_rows as
+select check_id, snapshot_id, resource_id, status from audit_results
+where status <> 'ok' or list_contains($observed, snapshot_id)
+"""
+
+# One row per finding (check, resource) and snapshot read: in alarm when any of the
+# check's rows for that resource alarms, not judged (unknown) when none judged it.
 _JUDGED_SQL = """
 create or replace temp table audit_judged as
 with grouped as (
-    select c, r, s, bool_or(alarm) as alarm, bool_and(unknown) as unknown
-    from audit_codes
-    group by c, r, s
+    select check_id, resource_id, snapshot_id, bool_or(status = 'alarm') as alarm,
+        bool_and(status = 'unknown') as unknown
+    from audit_rows
+    group by all
 )
-select g.c, g.r, g.s, p.seq, p.pos, p.snapshot_at, g.alarm, g.unknown
+select g.*, p.seq, p.pos, p.snapshot_at
 from grouped g
-join audit_snapshot_codes k using (s)
 join audit_positions p using (snapshot_id)
 """
 
@@ -84,39 +88,41 @@ _FINDINGS_SQL = """
 create or replace temp table audit_findings as
 with stated_pairs as (  -- only a finding in alarm at T or C (or, not observed there, when
     -- last observed) has a state: the others (most rows of a latest-only audit) are not grouped
-    select distinct c, r from audit_judged where alarm and (seq = $target or seq = $compare)
+    select distinct check_id, resource_id from audit_judged
+    where alarm and (seq = $target or seq = $compare)
     union
-    select c, r from audit_unobserved where seq = $target or seq = $compare
+    select check_id, resource_id from audit_unobserved where seq = $target or seq = $compare
 ),
 marks as (  -- the alarms and unobserved snapshots of findings some snapshot did not observe
-    select *, pos - row_number() over (partition by c, r order by pos) as island
+    select *, pos - row_number() over (partition by check_id, resource_id order by pos) as island
     from (
-        select c, r, pos, seq, alarm from audit_judged
-        semi join (select distinct c, r from audit_unobserved) u using (c, r)
+        select check_id, resource_id, pos, seq, alarm from audit_judged
+        semi join (select distinct check_id, resource_id from audit_unobserved) u
+            using (check_id, resource_id)
         where alarm
         union all
-        select c, r, pos, seq, false from audit_unobserved
+        select check_id, resource_id, pos, seq, false from audit_unobserved
     )
 ),
 carried as (  -- in alarm at T (or C), or not observed there and in alarm when last observed
-    select m.c, m.r,
+    select m.check_id, m.resource_id,
         coalesce(bool_or(m.alarm and m.island = a.island_now), false) as alarm_now,
         coalesce(bool_or(m.alarm and m.island = a.island_then and m.seq <= $compare), false)
             as alarm_then,
         coalesce(bool_or(not m.alarm and m.seq = $target), false) as unobserved_now
     from marks m
     join (
-        select c, r,
+        select check_id, resource_id,
             any_value(island) filter (where seq = $target) as island_now,
             any_value(island) filter (where seq = $compare) as island_then
-        from marks group by c, r
-    ) a using (c, r)
-    group by m.c, m.r
+        from marks group by check_id, resource_id
+    ) a using (check_id, resource_id)
+    group by m.check_id, m.resource_id
 ),
 observed as (
     select
-        c,
-        r,
+        check_id,
+        resource_id,
         coalesce(bool_or(alarm and seq = $target), false) as alarm_at_target,
         coalesce(bool_or(alarm and seq = $compare), false) as alarm_then,
         coalesce(bool_or(alarm and seq < $compare), false) as alarmed_before,
@@ -126,10 +132,10 @@ observed as (
         max(snapshot_at) filter (where alarm) as last_seen,
         -- the snapshot whose row describes it: T's or C's, else (neither observed it) its
         -- alarm where it was last observed, which the engine keeps the text of
-        coalesce(arg_max(s, seq) filter (where seq = $target or seq = $compare),
-            arg_max(s, seq) filter (where alarm and seq < $compare)) as s
-    from audit_judged semi join stated_pairs using (c, r)
-    group by c, r
+        coalesce(arg_max(snapshot_id, seq) filter (where seq = $target or seq = $compare),
+            arg_max(snapshot_id, seq) filter (where alarm and seq < $compare)) as snapshot_id
+    from audit_judged semi join stated_pairs using (check_id, resource_id)
+    group by check_id, resource_id
 ),
 per_finding as (
     select
@@ -138,14 +144,11 @@ per_finding as (
         coalesce(k.alarm_then, o.alarm_then) as alarm_then,
         coalesce(k.unobserved_now, false) as unobserved_now
     from observed o
-    left join carried k using (c, r)
+    left join carried k using (check_id, resource_id)
 ),
-stated as (  -- the findings with a state, by their text ids
+stated as (  -- the findings with a state
     select
-        cc.check_id,
-        rc.resource_id,
-        sc.snapshot_id,
-        f.* exclude (c, r, s),
+        f.*,
         case
             when alarm_now and alarm_then then 'open'
             when alarm_now and alarmed_before then 'regressed'
@@ -153,16 +156,13 @@ stated as (  -- the findings with a state, by their text ids
             when alarm_then then 'resolved'
         end as state
     from per_finding f
-    join audit_check_codes cc using (c)
-    join audit_resource_codes rc using (r)
-    join audit_snapshot_codes sc using (s)
     where alarm_now or alarm_then
 ),
 described as (  -- the finding's alarming row (else an ok one) in its snapshot
     select f.*, d.resource_type, d.resource_name, d.team_id, d.project_id, d.environment_id,
         d.service_id, d.reason, d.evidence
     from stated f
-    join audit_details d using (check_id, resource_id, snapshot_id)
+    join audit_results d using (check_id, resource_id, snapshot_id)
     qualify row_number() over (
         partition by f.check_id, f.resource_id
         order by (d.status = 'alarm') desc, d.reason, d.evidence
@@ -233,25 +233,24 @@ select 'service', snapshot_id, id, name from services where snapshot_id in ({ids
 # alarm was resolved then; its time to resolve runs from its first alarm to that snapshot.
 _MTTR_SQL = """
 with marks as (  -- alarms, and snapshots that did not observe a finding (audit_unobserved)
-    select c, r, pos, snapshot_at, true as alarm from audit_judged where alarm
+    select check_id, resource_id, pos, snapshot_at, true as alarm from audit_judged where alarm
     union all
-    select c, r, pos, snapshot_at, false from audit_unobserved
+    select check_id, resource_id, pos, snapshot_at, false from audit_unobserved
 ),
 islands as (
-    select *, pos - row_number() over (partition by c, r order by pos) as island
+    select *, pos - row_number() over (partition by check_id, resource_id order by pos) as island
     from marks
 ),
 episodes as (  -- a run of marks with an alarm: unobserved snapshots neither end nor start one
-    select c, min(snapshot_at) filter (where alarm) as started, max(pos) as last_pos
+    select check_id, min(snapshot_at) filter (where alarm) as started, max(pos) as last_pos
     from islands
-    group by c, r, island
+    group by check_id, resource_id, island
     having bool_or(alarm)
 ),
 resolved as (
-    select cc.check_id, epoch(p.snapshot_at) - epoch(e.started) as seconds
+    select e.check_id, epoch(p.snapshot_at) - epoch(e.started) as seconds
     from episodes e
     join audit_positions p on p.pos = e.last_pos + 1
-    join audit_check_codes cc using (c)
 )
 select
     c.check_id,
@@ -271,59 +270,34 @@ order by c.severity_rank, c.check_id
 _UNOBSERVED_SQL = """
 create or replace temp table audit_unobserved as
 with blind as (
-    select cc.c, p.pos, p.seq, p.snapshot_at
+    select b.check_id, p.pos, p.seq, p.snapshot_at
     from audit_blind b
-    join audit_check_codes cc using (check_id)
     join audit_positions p using (snapshot_id)
 ),
 alarmed as (
-    select distinct c, r from audit_judged semi join blind using (c) where alarm
+    select distinct check_id, resource_id from audit_judged semi join blind using (check_id)
+    where alarm
 )
-select a.c, a.r, b.pos, b.seq, b.snapshot_at
+select a.check_id, a.resource_id, b.pos, b.seq, b.snapshot_at
 from alarmed a
-join blind b using (c)
-where not exists (select 1 from audit_judged j where j.c = a.c and j.r = a.r and j.pos = b.pos)
+join blind b using (check_id)
+where not exists (
+    select 1 from audit_judged j
+    where j.check_id = a.check_id and j.resource_id = a.resource_id and j.pos = b.pos
+)
 union all
-select j.c, j.r, j.pos, j.seq, j.snapshot_at
+select j.check_id, j.resource_id, j.pos, j.seq, j.snapshot_at
 from audit_judged j
-semi join (select distinct c, r from audit_judged where alarm) a using (c, r)
+semi join (select distinct check_id, resource_id from audit_judged where alarm) a
+    using (check_id, resource_id)
 where j.unknown
 """
 
 
-def register_rows(con: duckdb.DuckDBPyConnection, status: pa.Table) -> None:
-    """Register the check rows' statuses (``check_id, snapshot_id, resource_id, status``,
-    dictionary-encoded) as ``audit_codes`` (``c, r, s, alarm, unknown``) and one table per code
-    (``audit_check_codes``, ``audit_resource_codes``, ``audit_snapshot_codes``).
-
-    Once the chunks share one dictionary per column, a value's index in it is its code.
-    """
-    unified = status.unify_dictionaries()
-    codes: dict[str, pa.ChunkedArray] = {}
-    for column, code in (("check_id", "c"), ("resource_id", "r"), ("snapshot_id", "s")):
-        values = unified.column(column)
-        codes[code] = pa.chunked_array([chunk.indices for chunk in values.chunks], pa.int32())
-        names = _dictionary(values)
-        index = pa.array(range(len(names)), pa.int32())
-        con.register(f"audit_{_CODE_TABLES[code]}_codes", pa.table({code: index, column: names}))
-    statuses = unified.column("status")
-    flags = {}
-    for status in ("alarm", "unknown"):
-        code = pc.index(_dictionary(statuses), status).as_py()  # -1: no such row at all
-        flags[status] = pa.chunked_array(
-            [pc.equal(chunk.indices, code) for chunk in statuses.chunks], pa.bool_()
-        )
-    con.register("audit_codes", pa.table({**codes, **flags}))
-
-
-_CODE_TABLES = {"c": "check", "r": "resource", "s": "snapshot"}
-
-
-def _dictionary(column: pa.ChunkedArray) -> pa.Array:
-    """The dictionary all chunks of ``column`` share (empty when it has no chunk)."""
-    if column.num_chunks == 0:
-        return pa.array([], pa.string())
-    return pc.cast(column.chunk(0).dictionary, pa.string())
+def build_rows(con: duckdb.DuckDBPyConnection, observed: Sequence[str]) -> None:
+    """``audit_rows``: the rows of ``audit_results`` the lifecycle reads (every row that is
+    not ok, and every row of the ``observed`` snapshots: judged, compared and partial)."""
+    con.execute(_ROWS_SQL, {"observed": list(observed)})
 
 
 def build_positions(
@@ -336,7 +310,7 @@ def build_positions(
 
 
 def build_judged(con: duckdb.DuckDBPyConnection) -> None:
-    """``audit_judged``: one row per finding and snapshot, from :func:`register_rows`'s."""
+    """``audit_judged``: one row per finding and snapshot read, from :func:`build_rows`'s."""
     con.execute(_JUDGED_SQL)
 
 

@@ -1,5 +1,5 @@
 """Which snapshots an audit judges, compares and reads: the ids or prefixes a user gives, and
-what ``history: snapshot`` / ``previous`` checks and a latest-only audit need around them.
+what a latest-only audit reads around them, and the checks a partial snapshot left blind.
 
 :func:`~toolkit.audit.run_audit` and :func:`~toolkit.audit.diff.diff_snapshots` share
 these, so ``--snapshot``, ``--compare-to``, ``--from`` and ``--to`` read ids alike::
@@ -12,22 +12,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from toolkit.audit.check_run import VIEWS, DerivedViews
 from toolkit.audit.findings import SnapshotRef
 from toolkit.errors import AuditError
 from toolkit.snapshot import SNAPSHOT_TABLES
-from toolkit.snapshot.coverage import not_collected, tables_short
+from toolkit.snapshot.coverage import ENDPOINT_TABLES, not_collected, tables_short
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
+    from pathlib import Path
 
     import duckdb
 
+    from toolkit.audit.check_file import CheckSpec
+
 __all__ = [
+    "ENDPOINT_TABLES",
+    "blind_checks",
     "committed_snapshots",
     "not_collected_tables",
     "reach",
     "select_snapshots",
-    "split_window",
 ]
 
 
@@ -125,15 +130,6 @@ def reach(
     return sorted(chosen.values(), key=lambda s: s.seq)
 
 
-def split_window(
-    committed: Sequence[SnapshotRef], target: SnapshotRef, compare: SnapshotRef | None
-) -> list[str] | None:
-    """The snapshots the full rows of a ``history: previous`` check need (:func:`_window`);
-    None when that is every snapshot."""
-    window = _window(committed, target, compare)
-    return [s.snapshot_id for s in window] if len(window) < len(committed) else None
-
-
 def not_collected_tables(
     con: duckdb.DuckDBPyConnection, refs: Sequence[SnapshotRef | None]
 ) -> dict[str, tuple[str, ...]]:
@@ -160,3 +156,30 @@ def not_collected_tables(
         }
         found[ref.snapshot_id] = tuple(not_collected(failures, counts))
     return found
+
+
+def blind_checks(
+    specs: Iterable[CheckSpec],
+    failures: Iterable[tuple[str, str, str | None]],
+    views: Path = VIEWS,
+) -> list[tuple[str, str]]:
+    """``(check_id, snapshot_id)`` for each check that reads a table left short in a
+    snapshot: ``failures`` are ``(snapshot_id, endpoint, table_name)`` of the
+    ``collection_errors`` rows that made snapshots partial (a schema drift names its table;
+    any other failure its endpoint, see :data:`ENDPOINT_TABLES`).
+
+    A finding of such a check with no row in that snapshot was not observed: the data that
+    would show it may not have been collected.
+    """
+    derived = DerivedViews(views)
+    known = {*SNAPSHOT_TABLES, *derived.names}
+    reads = {spec.id: derived.names_read([spec.sql]) & known for spec in specs}
+    short: dict[str, set[str]] = {}
+    for snapshot_id, endpoint, table in failures:
+        short.setdefault(snapshot_id, set()).update(tables_short(endpoint, table))
+    return [
+        (check_id, snapshot_id)
+        for check_id, read in reads.items()
+        for snapshot_id, tables in sorted(short.items())
+        if read & tables
+    ]

@@ -23,7 +23,7 @@ from toolkit.snapshot.validation import to_arrow
 from toolkit.snapshot.views import connect_arrow
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping
 
     import duckdb
 
@@ -42,14 +42,19 @@ def fixture_snapshot_ids(count: int) -> list[str]:
 
 
 def fixture_connection(
-    fixture: Mapping[str, Any], checks: Iterable[CheckSpec] | None = None
+    fixture: Mapping[str, Any],
+    checks: Iterable[CheckSpec] | None = None,
+    snapshot_ids: Collection[str] | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the store's views over the fixture's rows, plus derived views
     (with ``checks``, only those they read: quicker to make, the same rows).
 
     Undeclared tables or columns are refused (the same validation as the snapshot writer);
     columns a fixture leaves out are null. A fixture's ``production_pattern`` is what
-    ``[audit] production_pattern`` would set (see :func:`set_production`).
+    ``[audit] production_pattern`` would set (see :func:`set_production`). With
+    ``snapshot_ids``, the table views show those snapshots' rows only, as a store's
+    connection of a few snapshots does (``store.duckdb(ids)``: how the engine judges new
+    snapshots with the checks that say ``-- history: snapshot`` or ``previous``).
     """
     snapshots = fixture.get("snapshots")
     if not isinstance(snapshots, list) or not snapshots:
@@ -83,7 +88,7 @@ def fixture_connection(
     sources = {name: pa.concat_tables(tables) for name, tables in parts.items()}
     schema = TABLES["snapshots"].arrow_schema
     snapshot_table = pa.Table.from_pylist(snapshot_rows, schema=schema)
-    con = connect_arrow(sources, snapshot_table)
+    con = connect_arrow(sources, snapshot_table, snapshot_ids)
     install_views(con, checks=checks)
     set_production(con, fixture.get("production_pattern"))
     return con

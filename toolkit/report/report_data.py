@@ -16,19 +16,18 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from toolkit import __version__
-from toolkit.audit import Catalogue, diff_snapshots, run_audit
+from toolkit.audit import AuditRequest, Catalogue, diff_snapshots, run_audit
 from toolkit.audit.findings import ALARMING
 from toolkit.errors import AuditError
 from toolkit.report.trends import Trends, key_reach, load_trends
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from typing import Unpack
 
     import pandas as pd
 
     from toolkit.audit import AuditResult, SnapshotDiff
-    from toolkit.audit.status_cache import StatusCache
-    from toolkit.config import Settings
+    from toolkit.audit.engine import AuditFields
     from toolkit.snapshot import SnapshotInfo, Store, VerifyReport
 
 __all__ = ["ReportData", "gather_report"]
@@ -76,24 +75,23 @@ class ReportData:
 
 def gather_report(
     store: Store,
+    request: AuditRequest | None = None,
     *,
     since: datetime | None = None,
-    compare_to: str | None = None,
-    waivers: Path | None = None,
-    settings: Settings | None = None,
-    checks: Catalogue | None = None,
-    cache: StatusCache | None = None,
+    **fields: Unpack[AuditFields],
 ) -> ReportData:
     """Audit the newest snapshot of ``store`` (partial or not: its header then says what it
     did not collect) and gather what the report shows.
 
-    ``compare_to`` (an id or unique prefix) defaults to the complete snapshot before the
-    judged one; ``since`` limits the trends and the evidence appendix to snapshots taken at
+    ``request`` (:class:`~toolkit.audit.AuditRequest`, with keyword arguments changing its fields)
+    is what the audit is asked: ``compare_to`` (an id or unique prefix) defaults to the complete
+    snapshot before the judged one; ``since`` limits the trends and the evidence appendix to
+    snapshots taken at
     or after it (naive times are UTC); ``waivers`` defaults to the configured file;
     ``checks`` to the checks ``settings`` configure (``Catalogue.select`` makes a subset).
     Raises :class:`~toolkit.errors.AuditError` for a store without a snapshot, an
-    unknown snapshot id, or a ``since`` after the newest snapshot. ``cache``: see
-    :func:`~toolkit.audit.run_audit` (a report judges the whole history).
+    unknown snapshot id, or a ``since`` after the newest snapshot. The audit brings the
+    store's findings history up to date first (:func:`~toolkit.audit.run_audit`).
     """
     since = _utc(since)
     shown = [s for s in store.snapshots() if s.status in ("complete", "partial")]
@@ -103,14 +101,7 @@ def gather_report(
         raise AuditError(_after_the_newest(since, newest))
     con = store.duckdb()
     # run_audit reads the waivers file before any check runs, and names it in its errors
-    result = run_audit(
-        con,
-        settings=settings,
-        checks=checks,
-        compare_to=compare_to,
-        waivers=waivers,
-        cache=cache.bound(store.url) if cache is not None else None,
-    )
+    result = run_audit(store, (request or AuditRequest()).but(**fields))
     changes = None
     if result.compare is not None:
         # The findings changes are the audit's own; an empty catalogue keeps this to the

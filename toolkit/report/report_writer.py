@@ -21,10 +21,10 @@ from toolkit.report_formats import REPORT_FORMATS
 
 if TYPE_CHECKING:
     from datetime import datetime
+    from typing import Unpack
 
-    from toolkit.audit import Catalogue
-    from toolkit.audit.status_cache import StatusCache
-    from toolkit.config import Settings
+    from toolkit.audit import AuditRequest
+    from toolkit.audit.engine import AuditFields
     from toolkit.snapshot import Store
 
 __all__ = ["REPORT_FORMATS", "render_report", "render_report_data", "write_report", "write_text"]
@@ -33,14 +33,11 @@ __all__ = ["REPORT_FORMATS", "render_report", "render_report_data", "write_repor
 def write_report(
     store: Store,
     out: Path,
+    request: AuditRequest | None = None,
     *,
     format: str = "html",
     since: datetime | None = None,
-    compare_to: str | None = None,
-    waivers: Path | None = None,
-    settings: Settings | None = None,
-    checks: Catalogue | None = None,
-    cache: StatusCache | None = None,
+    **changes: Unpack[AuditFields],
 ) -> Path:
     """Audit the newest snapshot of ``store`` (partial or not) and write the report to ``out``.
 
@@ -48,16 +45,7 @@ def write_report(
     sees half a report; see :func:`write_text` for symlinks, devices and ``-``, and
     :func:`render_report` for the arguments. Returns ``out``.
     """
-    text = render_report(
-        store,
-        format=format,
-        since=since,
-        compare_to=compare_to,
-        waivers=waivers,
-        settings=settings,
-        checks=checks,
-        cache=cache,
-    )
+    text = render_report(store, request, format=format, since=since, **changes)
     write_text(out, text)
     return out
 
@@ -132,36 +120,23 @@ def _replace(out: Path, text: str, *, shown: Path) -> None:
 
 def render_report(
     store: Store,
+    request: AuditRequest | None = None,
     *,
     format: str = "html",
     since: datetime | None = None,
-    compare_to: str | None = None,
-    waivers: Path | None = None,
-    settings: Settings | None = None,
-    checks: Catalogue | None = None,
-    cache: StatusCache | None = None,
+    **changes: Unpack[AuditFields],
 ) -> str:
     """The report as text in ``format`` (html, markdown, json or csv).
 
-    ``compare_to`` (a snapshot id or unique prefix) defaults to the complete snapshot
-    before the newest; ``since`` limits the trends and the evidence appendix to snapshots
-    taken at or after it; ``waivers`` (a TOML or YAML file), ``settings`` (checks,
-    thresholds, the waivers file) and ``checks`` (a catalogue instead of the configured
-    one) and ``cache`` (a :class:`~toolkit.audit.status_cache.StatusCache`) are passed to
-    :func:`toolkit.audit.run_audit`. Raises
+    ``request`` (a :class:`~toolkit.audit.AuditRequest`; keyword arguments change its
+    fields: ``compare_to``, ``waivers``, ``settings``, ``checks``) is what
+    :func:`toolkit.audit.run_audit` is asked; ``since`` limits the trends and the evidence
+    appendix to snapshots taken at or after it. Raises
     ``ValueError`` for an unknown format and :class:`~toolkit.errors.AuditError` when the
     store has no complete snapshot or the id is unknown.
     """
     _check_format(format)
-    data = gather_report(
-        store,
-        since=since,
-        compare_to=compare_to,
-        waivers=waivers,
-        settings=settings,
-        checks=checks,
-        cache=cache,
-    )
+    data = gather_report(store, request, since=since, **changes)
     return render_report_data(data, format)
 
 

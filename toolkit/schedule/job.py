@@ -234,12 +234,12 @@ def _is_unavailable(status: object) -> bool:
 
 
 def _audit(settings: Settings, outcome: RunOutcome) -> AuditResult | None:
-    from toolkit.audit import run_audit
+    from toolkit.audit import AuditRequest, run_audit
     from toolkit.audit.waivers import ATTENTION
     from toolkit.snapshot import Store
 
-    try:
-        result = run_audit(Store.open(settings.store_url), settings=settings, latest_only=True)
+    try:  # judges the snapshot just committed into the findings history, reads the rest
+        result = run_audit(Store.open(settings.store_url), AuditRequest(settings=settings))
     except AuditError as exc:
         logger.info("audit skipped: %s", exc, extra={"fields": {"run_id": outcome.run_id}})
         return None
@@ -313,6 +313,7 @@ def _notify(settings: Settings, result: AuditResult, outcome: RunOutcome) -> Non
 
 def _report(settings: Settings, result: AuditResult, outcome: RunOutcome) -> None:
     """Write ``[schedule] report`` (format from its suffix) with ``toolkit.report``."""
+    from toolkit.audit import AuditRequest
     from toolkit.errors import ToolkitError
     from toolkit.report import write_report
     from toolkit.snapshot import Store
@@ -322,7 +323,8 @@ def _report(settings: Settings, result: AuditResult, outcome: RunOutcome) -> Non
         return
     format = format_of(path) or "html"  # the settings refuse other names
     try:
-        write_report(Store.open(settings.store_url), path, format=format, settings=settings)
+        store = Store.open(settings.store_url)
+        write_report(store, path, AuditRequest(settings=settings), format=format)
     except (OSError, ValueError, ToolkitError) as exc:
         outcome.fields["report"] = f"not written: {exc}"
         logger.warning("report %s not written: %s", path, exc)

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
 
+from toolkit.snapshot.findings_history import remove_findings
 from toolkit.snapshot.schema import SNAPSHOT_ID
-from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
+from toolkit.snapshot.schema_tables import DECLARED, SNAPSHOT_TABLES
 from toolkit.snapshot.snapshot_ids import id_created_at, is_snapshot_id, require_id
 from toolkit.snapshot.store import REWRITTEN
 from toolkit.snapshot.verify import find_orphans
@@ -33,6 +34,7 @@ __all__ = [
     "GcReport",
     "VacuumReport",
     "compact",
+    "delete_rows",
     "delete_snapshots",
     "gc",
     "vacuum",
@@ -41,11 +43,17 @@ __all__ = [
 
 def delete_snapshots(store: Store, name: str, snapshot_ids: Iterable[str]) -> int:
     """Remove every row of ``snapshot_ids`` from table ``name``; returns the rows removed."""
-    ids = sorted({require_id(sid) for sid in snapshot_ids})
+    return delete_rows(store, name, SNAPSHOT_ID, snapshot_ids)
+
+
+def delete_rows(store: Store, name: str, column: str, ids: Iterable[str]) -> int:
+    """Remove every row of table ``name`` whose ``column`` (a snapshot or run id) is one of
+    ``ids`` (each a well-formed id); returns the rows removed."""
+    wanted = sorted({require_id(sid) for sid in ids})
     dataset = store._dataset(name)
-    if dataset is None or not ids:
+    if dataset is None or not wanted:
         return 0
-    doomed = pc.field(SNAPSHOT_ID).isin(ids)
+    doomed = pc.field(column).isin(wanted)
     count = int(dataset.count_rows(filter=doomed))
     if count:
         store._overwrite(name, dataset.scanner(filter=~doomed).to_reader())
@@ -67,7 +75,8 @@ class GcReport:
 
 
 def gc(store: Store, *, min_age: timedelta, now: datetime | None = None) -> GcReport:
-    """Delete data rows whose snapshot never committed or was pruned.
+    """Delete data rows whose snapshot never committed or was pruned, their findings
+    history, and ``check_results`` rows of judgings that never committed.
 
     Rows of a snapshot younger than ``min_age`` (by the time in its id) are kept: a
     writer may still be working on it. Pass ``timedelta(0)`` right after a known crash.
@@ -88,6 +97,9 @@ def gc(store: Store, *, min_age: timedelta, now: datetime | None = None) -> GcRe
         targets = [sid for sid in ids if sid in removable]
         if targets:
             removed[name] = delete_snapshots(store, name, targets)
+    # The findings history of those snapshots, of pruned ones, and unfinished judgings.
+    gone = {r["snapshot_id"] for r in snapshot_rows if r["status"] not in VISIBLE_STATUSES}
+    removed.update(remove_findings(store, sorted(gone | removable), min_age=min_age, now=moment))
     return GcReport(removed, tuple(sorted(removable)), tuple(recent), tuple(unsafe))
 
 
@@ -110,7 +122,7 @@ def compact(store: Store) -> CompactReport:
     """
     before: dict[str, int] = {}
     after: dict[str, int] = {}
-    for name in TABLES:
+    for name in DECLARED:
         delta = store._delta(name)
         if delta is None:
             continue
@@ -142,7 +154,7 @@ def vacuum(store: Store, *, retention_hours: int) -> VacuumReport:
     if retention_hours < 0:
         raise ValueError("retention_hours must be 0 or more")
     removed: dict[str, int] = {}
-    for name in TABLES:
+    for name in DECLARED:
         delta = store._delta(name)
         if delta is None:
             continue

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toolkit.snapshot.findings_history import remove_findings
 from toolkit.snapshot.maintenance import delete_snapshots
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES
 from toolkit.snapshot.snapshot_ids import require_id
@@ -106,6 +107,7 @@ def apply_retention(
         _mark_pruned(store, pruned, moment)
         for name in SNAPSHOT_TABLES:
             deleted[name] = delete_snapshots(store, name, pruned)
+        deleted.update(remove_findings(store, pruned))  # what the checks said of them
     return RetentionReport(tuple(kept), tuple(sorted(pruned)), deleted)
 
 

@@ -28,6 +28,7 @@ from toolkit.snapshot.schema import (
     registry,
     required,
 )
+from toolkit.snapshot.schema_findings import CHECK_RESULTS, CHECK_RUNS, FINDINGS_TABLES
 from toolkit.snapshot.schema_platform import (
     ENVIRONMENTS,
     PROJECTS,
@@ -56,7 +57,7 @@ from toolkit.snapshot.schema_runtime import (
     VARIABLES,
 )
 
-__all__ = ["SNAPSHOTS", "SNAPSHOT_TABLES", "TABLES", "table"]
+__all__ = ["DECLARED", "FINDINGS_TABLES", "SNAPSHOTS", "SNAPSHOT_TABLES", "TABLES", "table"]
 
 SNAPSHOTS = declare(
     "snapshots",
@@ -132,6 +133,9 @@ TABLES: dict[str, Table] = dict(
 
 # The tables a writer fills; ``snapshots`` is written by commit() only.
 SNAPSHOT_TABLES: tuple[str, ...] = tuple(name for name in TABLES if name != "snapshots")
+DECLARED: dict[str, Table] = {**TABLES, **registry([CHECK_RESULTS, CHECK_RUNS])}
+"""Every table of the store: a snapshot's (:data:`TABLES`) and the findings history's
+(:data:`FINDINGS_TABLES`, written by the audit engine, never part of a snapshot)."""
 
 
 def table(name: str) -> Table:

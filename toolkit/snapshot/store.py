@@ -32,7 +32,7 @@ from deltalake import CommitProperties, DeltaTable, WriterProperties, write_delt
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from toolkit.errors import StoreNotFound, StoreUnavailable, storage_message
-from toolkit.snapshot.schema_tables import TABLES
+from toolkit.snapshot.schema_tables import DECLARED
 from toolkit.snapshot.snapshot_ids import new_snapshot_id
 from toolkit.snapshot.snapshot_info import SnapshotInfo
 from toolkit.snapshot.snapshot_writer import FaultHook, SnapshotMeta, SnapshotWriter
@@ -116,7 +116,7 @@ class Store:
 
     def table_uri(self, name: str) -> str:
         """Location of table ``name``'s Delta table."""
-        if name not in TABLES:
+        if name not in DECLARED:
             raise KeyError(f"no table named {name!r}")
         return f"{self._root}/{name}"
 
@@ -213,7 +213,7 @@ class Store:
         if self._plain_files(delta):  # its files as they are: no Delta partition expressions
             import pyarrow.dataset as pads
 
-            schema = TABLES[name].arrow_schema  # see _as_dataset
+            schema = DECLARED[name].arrow_schema  # see _as_dataset
             return pads.dataset(list(delta.file_uris()), schema=schema, format="parquet")
         return _as_dataset(delta, name)
 
@@ -266,7 +266,7 @@ class Store:
     def _read(self, name: str, **kwargs: Any) -> pa.Table:
         dataset = self._dataset(name)
         if dataset is None:
-            return TABLES[name].arrow_schema.empty_table()
+            return DECLARED[name].arrow_schema.empty_table()
         return dataset.to_table(**kwargs)
 
     def _append(self, name: str, data: pa.Table, snapshot_id: str) -> None:
@@ -309,7 +309,7 @@ class Store:
 
 def _table_properties(name: str) -> dict[str, str]:
     """The Delta table properties of table ``name``."""
-    columns = ",".join(TABLES[name].statistics_columns)
+    columns = ",".join(DECLARED[name].statistics_columns)
     return {**_TABLE_PROPERTIES, _STATISTICS_COLUMNS: columns}
 
 
@@ -317,7 +317,7 @@ def _as_dataset(delta: DeltaTable, name: str) -> ds.Dataset:
     # Read with the declared schema: files rewritten by Delta deletes and updates store
     # strings as string_view, which breaks DuckDB's filter pushdown into the dataset;
     # columns a newer declaration added read as null from older files.
-    return delta.to_pyarrow_dataset(schema=TABLES[name].arrow_schema)
+    return delta.to_pyarrow_dataset(schema=DECLARED[name].arrow_schema)
 
 
 def _files_holding(delta: DeltaTable, root: str, snapshot_ids: Collection[str]) -> tuple[str, ...]:

@@ -8,7 +8,9 @@ every row carries the snapshot's ``snapshot_at``. The content hash is recomputed
 definition the snapshot recorded in ``content_hash_version`` (null: version 1, the
 snapshots written before it was recorded; see :mod:`toolkit.snapshot.content_hash`);
 version 2 is computed batch by batch as the rows stream in. The FIRST broken link is
-named. Rows whose snapshot never committed (or was pruned) are reported as orphans; they
+named. Each judgement of the findings history (a ``check_runs`` row) is checked against its
+``check_results`` rows (count and SHA-256). Rows whose snapshot never committed (or was pruned) are
+reported as orphans; they
 are not a break (``store gc`` removes them).
 
 A hash chain proves that history was not edited piecemeal; rewriting every later row too
@@ -33,6 +35,7 @@ from toolkit.snapshot.content_hash import (
     content_hash_of_digests,
     row_digests,
 )
+from toolkit.snapshot.findings_history import verify_runs
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES
 from toolkit.snapshot.validation import column_equals
@@ -75,10 +78,13 @@ class VerifyReport:
     orphans: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     content_skipped: int = 0
     """Snapshots with data whose content was not recomputed (``verify(content=...)``)."""
+    findings: tuple[str, ...] = ()
+    """Judgements of the findings history whose ``check_results`` rows are not the ones
+    their ``check_runs`` row recorded (:func:`~toolkit.snapshot.findings_history.verify_runs`)."""
 
     @property
     def ok(self) -> bool:
-        return not self.breaks
+        return not self.breaks and not self.findings
 
     @property
     def first_break(self) -> ChainBreak | None:
@@ -102,6 +108,12 @@ class VerifyReport:
             if self.content_skipped
             else ""
         )
+        if self.findings and not self.breaks:
+            return (
+                f"BROKEN: the findings history was altered: {self.findings[0]} "
+                f"({len(self.findings)} problem(s) in all); `platform-audit audit` judges "
+                "nothing again that it holds: restore the store from a copy"
+            )
         if self.ok:
             return (
                 f"ok: {self.snapshots} snapshot(s), chain intact, {self.content_checked} content "
@@ -151,6 +163,7 @@ def verify(
         breaks=tuple(breaks),
         orphans=find_orphans(datasets, visible),
         content_skipped=skipped,
+        findings=tuple(verify_runs(store, visible, content)),
     )
 
 

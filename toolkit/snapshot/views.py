@@ -1,6 +1,6 @@
 """DuckDB views over the store.
 
-For every declared table ``t``:
+For every declared table ``t`` of a snapshot:
 
 * ``t`` shows rows of every COMMITTED snapshot that still has data (status ``complete`` or
   ``partial``): rows whose snapshot never committed, or was pruned, are not shown.
@@ -9,7 +9,10 @@ For every declared table ``t``:
 
 ``snapshots`` shows every snapshot row, pruned ones included. Tables that were never
 written appear as empty views with their declared columns, so queries never fail on a
-young store. No DuckDB extension is needed, locally or on S3. ``_table_readers`` says how
+young store. The findings history has the views ``check_runs``, ``check_results`` (its committed
+rows) and ``findings`` (the alarms of each check's newest version judging each snapshot: "findings
+over time" is one ``group by``). No DuckDB extension is needed, locally or on S3. ``_table_readers``
+says how
 each table is read.
 
 How the rows are read:
@@ -37,7 +40,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from toolkit.errors import StoreUnavailable, storage_message
-from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
+from toolkit.snapshot.schema_tables import DECLARED, FINDINGS_TABLES, SNAPSHOT_TABLES
 from toolkit.snapshot.snapshot_ids import id_list_literal
 
 if TYPE_CHECKING:
@@ -45,7 +48,14 @@ if TYPE_CHECKING:
 
     from toolkit.snapshot.store import Store
 
-__all__ = ["ParquetFiles", "connect", "connect_arrow", "store_read_failure", "store_unreadable"]
+__all__ = [
+    "ParquetFiles",
+    "attach_findings",
+    "connect",
+    "connect_arrow",
+    "store_read_failure",
+    "store_unreadable",
+]
 
 VISIBLE_STATUSES = ("complete", "partial")
 _OPENERS = 4
@@ -71,8 +81,9 @@ def connect(
     # Opening a Delta table reads its log, mostly outside the GIL: the 23 tables open side
     # by side (a 90-snapshot store: 0.10 s one after another, 0.05-0.07 s side by side).
     with ThreadPoolExecutor(_OPENERS, thread_name_prefix="store-open") as pool:
-        opened = pool.map(lambda name: store._source(name, snapshot_ids), SNAPSHOT_TABLES)
-        sources: dict[str, Any] = dict(zip(SNAPSHOT_TABLES, opened, strict=True))
+        names = (*SNAPSHOT_TABLES, *FINDINGS_TABLES)
+        opened = pool.map(lambda name: store._source(name, snapshot_ids), names)
+        sources: dict[str, Any] = dict(zip(names, opened, strict=True))
     # The snapshots table is small (a row per snapshot): it is read whole, so DuckDB never
     # pushes filters into files that Delta updates rewrote with string_view columns.
     rows = store._snapshot_rows() if snapshot_rows is None else snapshot_rows
@@ -125,7 +136,42 @@ def connect_arrow(
             for name in SNAPSHOT_TABLES
         )
     )
+    for name in FINDINGS_TABLES:
+        _register(con, name, sources.get(name))
+    con.execute(_FINDINGS_VIEWS)
     return con
+
+
+def attach_findings(con: duckdb.DuckDBPyConnection, store: Store) -> None:
+    """Point ``con``'s findings history views (made by :func:`connect`) at the store's
+    tables as they are now: after a judging appended to them."""
+    for name in FINDINGS_TABLES:
+        _register(con, name, store._source(name))
+
+
+# The findings history (toolkit.snapshot.findings_history): a result is shown through its
+# committed run, of a visible snapshot; the first run of a check version and snapshot wins
+# (two audits judging at once write the same rows twice). ``findings``: the alarms of the
+# newest version of each check that judged each snapshot.
+_FINDINGS_VIEWS = """
+CREATE VIEW check_runs AS SELECT * FROM _raw_check_runs
+WHERE snapshot_id IN (SELECT snapshot_id FROM _visible_snapshots)
+QUALIFY row_number() OVER (
+    PARTITION BY check_id, check_version, snapshot_id ORDER BY judged_at, run_id) = 1;
+CREATE VIEW check_results AS SELECT r.* FROM _raw_check_results r
+SEMI JOIN check_runs USING (run_id, check_id, check_version, snapshot_id);
+CREATE VIEW findings AS
+WITH newest AS (
+    SELECT * FROM check_runs QUALIFY row_number() OVER (
+        PARTITION BY check_id, snapshot_id ORDER BY judged_at DESC, run_id DESC) = 1
+)
+SELECT r.snapshot_id, r.snapshot_at, r.check_id, r.severity, r.resource_type,
+    r.resource_id, r.resource_name, r.team_id, r.project_id, r.environment_id,
+    r.service_id, r.reason, r.evidence, r.check_version
+FROM _raw_check_results r
+SEMI JOIN newest USING (run_id, check_id, check_version, snapshot_id)
+WHERE r.status = 'alarm';
+"""
 
 
 def _visible_filter(snapshots: pa.Table, snapshot_ids: Collection[str] | None) -> str:
@@ -162,7 +208,7 @@ def _register(con: duckdb.DuckDBPyConnection, name: str, source: Any) -> str:
     Returns how they are read (recorded in ``_table_readers``): ``parquet`` (DuckDB's
     reader over the files), ``dataset`` (an Arrow dataset) or ``memory`` (Arrow in memory).
     """
-    declared = TABLES[name].arrow_schema
+    declared = DECLARED[name].arrow_schema
     if isinstance(source, ParquetFiles) and source.paths:
         _register_files(con, name, list(source.paths), declared, source.columns)
         return "parquet"
@@ -191,7 +237,7 @@ def _register_files(
     con.read_parquet(paths, union_by_name=True).create_view(f"_files_{name}")
     columns = ", ".join(f'"{c}"' for c in declared.names)
     con.execute(
-        f"CREATE VIEW _raw_{name} AS SELECT {columns} FROM ("  # noqa: S608 - declared names only
+        f"CREATE OR REPLACE VIEW _raw_{name} AS SELECT {columns} FROM ("  # noqa: S608 - declared names only
         f"SELECT * FROM _declared_{name} UNION ALL BY NAME SELECT * FROM _files_{name})"
     )
 

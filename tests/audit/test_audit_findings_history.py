@@ -1,0 +1,151 @@
+"""The findings history is a table of the store: each snapshot judged once per version of
+each check, invisible until committed, verified, kept by gc, compaction and retention."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import pyarrow.compute as pc
+from engine_world import engine_catalogue, history, record_connections, write_store
+
+from toolkit.audit import Catalogue, run_audit
+from toolkit.audit.testing import fixture_connection
+from toolkit.snapshot import Store
+from toolkit.snapshot.retention import RetentionPolicy
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pandas as pd
+    import pytest
+
+_SHOWN = ["check_id", "resource_id", "state", "status", "reason", "first_seen", "last_seen"]
+
+
+def _findings(frame: pd.DataFrame) -> list[tuple[object, ...]]:
+    rows = frame[_SHOWN].astype(str).sort_values(_SHOWN).itertuples(index=False)
+    return [tuple(row) for row in rows]
+
+
+def _runs(store: Store) -> int:
+    return int(store.duckdb().sql("select count(*) from check_runs").fetchall()[0][0])
+
+
+def _three_days(tmp_path: Path) -> tuple[Store, dict[str, object]]:
+    fixture = history()
+    day4 = fixture["snapshots"].pop()
+    return write_store(tmp_path / "store", fixture), day4
+
+
+def test_each_snapshot_is_judged_once_and_a_new_one_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fixture = history()
+    store = write_store(tmp_path / "store", fixture)
+    checks = Catalogue.load()  # the built-in checks: most judge a snapshot alone
+    first = run_audit(store, checks=checks)
+    assert first.judged == {spec.id: 4 for spec in checks.specs}
+    assert _runs(store) == 4 * len(checks.specs)
+    again = run_audit(store, checks=checks)
+    assert again.judged == {} and _runs(store) == 4 * len(checks.specs)
+    assert _findings(again.findings) == _findings(first.findings)
+    day5 = {**fixture["snapshots"][-1], "at": "2026-01-05T00:00:00Z"}
+    write_store(tmp_path / "store", {"snapshots": [day5]})
+    opened = record_connections(monkeypatch)
+    latest = run_audit(store, checks=checks)
+    assert latest.judged == {spec.id: 1 for spec in checks.specs}
+    newest = [s.snapshot_id for s in store.snapshots()][-2:]
+    # the new snapshot's files and the one before's, for the checks judging a snapshot
+    # alone (those reading the whole history read it on the store's connection)
+    assert [ids for ids, _ in opened] == [None, sorted(newest)]
+    # the same findings as judging the whole history at once, in memory
+    fixture["snapshots"].append(day5)
+    whole = run_audit(fixture_connection(fixture), checks=checks)
+    assert _findings(latest.findings) == _findings(whole.findings)
+
+
+def test_a_changed_check_rejudges_its_own_history_only(tmp_path: Path) -> None:
+    store, _ = _three_days(tmp_path)
+    checks = engine_catalogue()
+    run_audit(store, checks=checks)
+    changed = [
+        dataclasses.replace(s, sql=s.sql + "\n-- edited") if s.id == "TST001" else s
+        for s in checks.specs
+    ]
+    result = run_audit(store, checks=Catalogue(tuple(changed), {}))
+    assert result.judged == {"TST001": 3}
+    versions = store.duckdb().sql(
+        "select count(distinct check_version) from check_runs where check_id = 'TST001'"
+    )
+    assert versions.fetchall()[0][0] == 2  # both versions kept; each audit reads its own
+
+
+def test_a_judging_that_never_commits_is_invisible_and_gc_removes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, _ = _three_days(tmp_path)
+    real = Store._append
+
+    def crash(self: Store, name: str, data: object, snapshot_id: str) -> None:
+        if name == "check_runs":
+            raise OSError("disk full")
+        real(self, name, data, snapshot_id)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "_append", crash)
+    result = run_audit(store, checks=engine_catalogue())
+    assert any("could not be written" in w for w in result.warnings)
+    assert not result.findings.empty  # audited all the same, in memory
+    monkeypatch.setattr(Store, "_append", real)
+    con = store.duckdb()
+    assert con.sql("select count(*) from check_results").fetchall() == [(0,)]
+    assert con.sql("select count(*) from _raw_check_results").fetchall()[0][0] > 0
+    assert store.verify().ok
+    report = store.gc(min_age=timedelta(0))
+    assert report.removed_rows.get("check_results", 0) > 0
+    assert store.duckdb().sql("select count(*) from _raw_check_results").fetchall() == [(0,)]
+
+
+def test_verify_finds_an_altered_findings_history(tmp_path: Path) -> None:
+    store, _ = _three_days(tmp_path)
+    run_audit(store, checks=engine_catalogue())
+    assert store.verify().ok
+    rows = store._read("check_results")
+    alarm = pc.equal(rows.column("status"), "alarm")
+    hidden = rows.set_column(
+        rows.schema.get_field_index("status"),
+        rows.schema.field("status"),
+        pc.if_else(alarm, "ok", rows.column("status")),
+    )
+    store._overwrite("check_results", hidden)  # someone hides the alarms
+    report = store.verify()
+    assert not report.ok and report.findings
+    assert "findings history was altered" in report.summary()
+
+
+def test_compaction_keeps_and_retention_prunes_the_history(tmp_path: Path) -> None:
+    store, _ = _three_days(tmp_path)
+    checks = engine_catalogue()
+    before = run_audit(store, checks=checks)
+    store.compact()
+    store.vacuum(retention_hours=0)
+    after = run_audit(store, checks=checks)
+    assert after.judged == {} and _findings(after.findings) == _findings(before.findings)
+    oldest = store.snapshots()[0]
+    policy = RetentionPolicy(keep_all_for=timedelta(0), hourly_for=timedelta(0))
+    pruned = store.apply_retention(policy, now=oldest.snapshot_at + timedelta(days=400))
+    assert oldest.snapshot_id in pruned.pruned
+    left = store._read("check_results").column("snapshot_id").to_pylist()
+    assert oldest.snapshot_id not in left
+    assert store.verify().ok
+
+
+def test_notebook_views_show_findings_over_time(tmp_path: Path) -> None:
+    store, _ = _three_days(tmp_path)
+    run_audit(store, checks=engine_catalogue())
+    over_time = store.duckdb().sql(
+        "select snapshot_at, count(*) as alarms from findings group by all order by 1"
+    )
+    counts = [n for _, n in over_time.fetchall()]
+    assert len(counts) == 3 and all(n > 0 for n in counts)

@@ -1,0 +1,162 @@
+"""Writing the findings history (``check_results``, ``check_runs``) with the snapshot
+writer's discipline, and what ``store verify``, ``gc`` and retention do to it.
+
+A judging appends its ``check_results`` rows in one Delta commit, then one ``check_runs``
+row per check version and snapshot it judged (with the count and a SHA-256 of those rows)
+in another: the views show a result only through its run (:mod:`toolkit.snapshot.views`),
+so a judging that stops between the two leaves rows nobody sees, which ``gc`` removes. A
+snapshot's results go when retention prunes it or gc removes its rows. Example::
+
+    run_id = append_judgement(store, results, runs)   # results: CHECK_RESULTS columns
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toolkit import __version__
+from toolkit.snapshot.content_hash import content_hash_of_digests, row_digests
+from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
+from toolkit.snapshot.schema_tables import DECLARED, FINDINGS_TABLES
+from toolkit.snapshot.snapshot_ids import id_created_at, is_snapshot_id, new_snapshot_id
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterator
+
+    from toolkit.snapshot.store import Store
+
+__all__ = [
+    "FINDINGS_TABLES",
+    "append_judgement",
+    "judgement_hash",
+    "remove_findings",
+    "unfinished_runs",
+    "verify_runs",
+]
+
+_RESULTS = DECLARED["check_results"].arrow_schema
+_RUNS = DECLARED["check_runs"].arrow_schema
+_GROUP = ("check_id", "check_version", SNAPSHOT_ID)
+
+
+def append_judgement(store: Store, results: pa.Table, judged: pa.Table) -> str:
+    """Append ``results`` (the ``check_results`` columns but ``run_id``) and then one run
+    per row of ``judged`` (``check_id, check_version, snapshot_id, snapshot_at``: every
+    check version and snapshot judged, with rows or not); returns the run's id."""
+    run_id = new_snapshot_id()
+    results = results.sort_by([(c, "ascending") for c in (*_GROUP, "resource_id")])
+    results = _with_run(results.select([n for n in _RESULTS.names if n != "run_id"]), run_id)
+    results = results.select(_RESULTS.names).cast(_RESULTS)
+    now = datetime.now(UTC)
+    runs = [
+        {
+            **key,
+            "run_id": run_id,
+            "judged_at": now,
+            "row_count": rows.num_rows,
+            "content_hash": judgement_hash(rows, key[SNAPSHOT_ID], key[SNAPSHOT_AT]),
+            "toolkit_version": __version__,
+        }
+        for key, rows in _groups(results, judged)
+    ]
+    if results.num_rows:
+        store._append("check_results", results, run_id)
+    store._append("check_runs", pa.Table.from_pylist(runs, schema=_RUNS), run_id)  # LAST
+    return run_id
+
+
+def judgement_hash(rows: pa.Table, snapshot_id: str, snapshot_at: datetime) -> str:
+    """SHA-256 over one judgement's ``check_results`` rows (in the order written)."""
+    return content_hash_of_digests(snapshot_id, snapshot_at, {"check_results": [row_digests(rows)]})
+
+
+def verify_runs(
+    store: Store, visible: Collection[str], content: Collection[str] | None
+) -> list[str]:
+    """For each committed run of a ``visible`` snapshot (of ``content`` only, when given):
+    a sentence per run whose rows are not the ones it recorded (count or hash)."""
+    runs = store._read("check_runs")
+    results = store._read("check_results")
+    wanted = set(visible) if content is None else set(visible) & set(content)
+    problems = []
+    for run in runs.to_pylist():
+        if run[SNAPSHOT_ID] not in wanted:
+            continue
+        rows = results.filter(_run_filter(run))
+        found = judgement_hash(rows, run[SNAPSHOT_ID], run[SNAPSHOT_AT])
+        if rows.num_rows != run["row_count"] or found != run["content_hash"]:
+            problems.append(
+                f"check_results of {run['check_id']} (version {run['check_version'][:12]}) in "
+                f"snapshot {run[SNAPSHOT_ID]}: {rows.num_rows} row(s), hash {found[:12]}; "
+                f"judged as {run['row_count']} row(s), hash {run['content_hash'][:12]}"
+            )
+    return problems
+
+
+def unfinished_runs(store: Store) -> list[str]:
+    """The run ids of ``check_results`` rows that no ``check_runs`` row commits."""
+    results = store._dataset("check_results")
+    if results is None:
+        return []
+    written = set(pc.unique(results.to_table(columns=["run_id"]).column("run_id")).to_pylist())
+    committed = set(store._read("check_runs", columns=["run_id"]).column("run_id").to_pylist())
+    return sorted(written - committed)
+
+
+def remove_findings(
+    store: Store,
+    snapshot_ids: Collection[str],
+    *,
+    min_age: timedelta | None = None,
+    now: datetime | None = None,
+) -> dict[str, int]:
+    """Delete the findings history of ``snapshot_ids`` and, with ``min_age`` (gc), the rows
+    of runs that never committed and are older than it; rows deleted per table."""
+    from toolkit.snapshot.maintenance import delete_rows
+
+    removed = {
+        name: delete_rows(store, name, SNAPSHOT_ID, snapshot_ids) for name in FINDINGS_TABLES
+    }
+    if min_age is not None:
+        moment = now or datetime.now(UTC)
+        stale = [
+            run
+            for run in unfinished_runs(store)
+            if is_snapshot_id(run) and id_created_at(run) <= moment - min_age
+        ]
+        removed["check_results"] += delete_rows(store, "check_results", "run_id", stale)
+    return {name: count for name, count in removed.items() if count}
+
+
+def _with_run(results: pa.Table, run_id: str) -> pa.Table:
+    return results.append_column(
+        "run_id", pa.repeat(pa.scalar(run_id, pa.string()), results.num_rows)
+    )
+
+
+def _groups(results: pa.Table, judged: pa.Table) -> Iterator[tuple[dict[str, Any], pa.Table]]:
+    """Each judged check version and snapshot, with its rows (a slice: ``results`` is
+    sorted by them)."""
+    joined = pc.binary_join_element_wise(*(results.column(c) for c in _GROUP), "\x1f")
+    encoded = joined.combine_chunks().dictionary_encode() if results.num_rows else None
+    where: dict[str, tuple[int, int]] = {}
+    if encoded is not None:
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
+        _, first, counts = np.unique(codes, return_index=True, return_counts=True)
+        names = encoded.dictionary.to_pylist()
+        where = {names[codes[f]]: (int(f), int(n)) for f, n in zip(first, counts, strict=True)}
+    for key in judged.select([*_GROUP, SNAPSHOT_AT]).to_pylist():
+        first_row, count = where.get("\x1f".join(str(key[c]) for c in _GROUP), (0, 0))
+        yield key, results.slice(first_row, count)
+
+
+def _run_filter(run: dict[str, object]) -> pc.Expression:
+    expression = pc.field("run_id") == run["run_id"]
+    for column in _GROUP:
+        expression &= pc.field(column) == run[column]
+    return expression
