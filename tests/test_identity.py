@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from rich.console import Console
 
-from toolkit.identity import IdentityOutcome, describe_identity, parse_identity
+from toolkit.collect.identity import IdentityOutcome, describe_identity, parse_identity
 
 KEY = {
     "id": "k1",

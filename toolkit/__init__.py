@@ -26,10 +26,10 @@ if TYPE_CHECKING:
     from toolkit.audit import run_audit
     from toolkit.collect import crawl
     from toolkit.config import Settings, load_settings
+    from toolkit.pipeline.snapshot_job import take_snapshot
     from toolkit.report import write_report
     from toolkit.sim import Simulator, SimulatorServer
     from toolkit.snapshot import Store
-    from toolkit.snapshot_job import take_snapshot
 
 _EXPORTS = {
     "AsyncPlatformClient": "toolkit.api",
@@ -42,7 +42,7 @@ _EXPORTS = {
     "crawl": "toolkit.collect",
     "load_settings": "toolkit.config",
     "run_audit": "toolkit.audit",
-    "take_snapshot": "toolkit.snapshot_job",
+    "take_snapshot": "toolkit.pipeline.snapshot_job",
     "write_report": "toolkit.report",
 }
 

@@ -21,8 +21,8 @@ import pytest
 from rich.console import Console
 
 from toolkit.audit import Catalogue, CheckDefinitionError, run_audit
-from toolkit.demo import snapshot_days
-from toolkit.demo_steps import demo_settings, forget_tokens
+from toolkit.pipeline.demo import snapshot_days
+from toolkit.pipeline.demo_steps import demo_settings, forget_tokens
 from toolkit.sim import Simulator, SimulatorServer
 from toolkit.snapshot import Store
 

@@ -26,10 +26,10 @@ from engine_world import record_connections
 from toolkit.audit import Catalogue, run_audit
 from toolkit.audit.check_cache import ENTRY_SCHEMA
 from toolkit.audit.status_cache import StatusCache
-from toolkit.demo_steps import Operator, demo_settings, forget_tokens
+from toolkit.pipeline.demo_steps import Operator, demo_settings, forget_tokens
+from toolkit.pipeline.snapshot_job import take_snapshot
 from toolkit.sim import Simulator, SimulatorServer
 from toolkit.snapshot import RetentionPolicy, Store
-from toolkit.snapshot_job import take_snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator

@@ -12,7 +12,7 @@ from deltalake import DeltaTable
 from store_harness import T0, WriteSnapshot
 from typer.testing import CliRunner
 
-from toolkit.cli_store import resolve_store_url, sql_command, store_app
+from toolkit.cli.store import resolve_store_url, sql_command, store_app
 from toolkit.snapshot import Store
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from rich.text import Text
 
 from toolkit.audit.findings import FINDING_COLUMNS
 from toolkit.audit.lifecycle import STATES
-from toolkit.visible_text import visible
+from toolkit.snapshot.visible_text import visible
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

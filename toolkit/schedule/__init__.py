@@ -1,6 +1,6 @@
 """The scheduled job: snapshot, audit, notify and maintain a store on a cadence.
 
-``platform-audit schedule`` (``toolkit.cli_schedule``) is the command; from Python::
+``platform-audit schedule`` (``toolkit.cli.schedule``) is the command; from Python::
 
     from toolkit.schedule import Cadence, Scheduler
     exit_code = Scheduler(load_settings(), cadence=Cadence.every(3600), max_runs=1).run()
@@ -16,25 +16,25 @@ from typing import TYPE_CHECKING
 from toolkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from toolkit.pipeline.scheduled_job import EXIT_CODES, RunOutcome, run_job
+    from toolkit.pipeline.scheduler import Scheduler
     from toolkit.schedule.cadence import Cadence, backoff_delay
-    from toolkit.schedule.job import EXIT_CODES, RunOutcome, run_job
     from toolkit.schedule.lock import LeaseKeeper, StoreLock, acquire_lock
     from toolkit.schedule.logs import install_log_handler
     from toolkit.schedule.maintenance import MaintenanceReport, maintain
     from toolkit.schedule.notify import build_payload, post_payload
-    from toolkit.schedule.runner import Scheduler
     from toolkit.schedule.settings import NotifySettings, ScheduleSettings, parse_duration
     from toolkit.schedule.status import read_status, write_status
 
 _EXPORTS = {
     "Cadence": "toolkit.schedule.cadence",
-    "EXIT_CODES": "toolkit.schedule.job",
+    "EXIT_CODES": "toolkit.pipeline.scheduled_job",
     "LeaseKeeper": "toolkit.schedule.lock",
     "MaintenanceReport": "toolkit.schedule.maintenance",
     "NotifySettings": "toolkit.schedule.settings",
-    "RunOutcome": "toolkit.schedule.job",
+    "RunOutcome": "toolkit.pipeline.scheduled_job",
     "ScheduleSettings": "toolkit.schedule.settings",
-    "Scheduler": "toolkit.schedule.runner",
+    "Scheduler": "toolkit.pipeline.scheduler",
     "StoreLock": "toolkit.schedule.lock",
     "acquire_lock": "toolkit.schedule.lock",
     "backoff_delay": "toolkit.schedule.cadence",
@@ -44,7 +44,7 @@ _EXPORTS = {
     "parse_duration": "toolkit.schedule.settings",
     "post_payload": "toolkit.schedule.notify",
     "read_status": "toolkit.schedule.status",
-    "run_job": "toolkit.schedule.job",
+    "run_job": "toolkit.pipeline.scheduled_job",
     "write_status": "toolkit.schedule.status",
 }
 

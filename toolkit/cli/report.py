@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolkit.cli_options import (
+from toolkit.cli.options import (
     CheckOpt,
     ConfigOpt,
     NoCacheOpt,
@@ -36,7 +36,7 @@ from toolkit.cli_options import (
 )
 from toolkit.config import load_settings
 from toolkit.exit_codes import ExitCode
-from toolkit.report_formats import REPORT_FORMATS, REPORT_SUFFIXES, suffixes_text
+from toolkit.report.report_formats import REPORT_FORMATS, REPORT_SUFFIXES, suffixes_text
 
 __all__ = ["DEFAULT_HTML_OUT", "register", "report_command"]
 
@@ -88,7 +88,7 @@ def report_command(
 ) -> None:
     """Build the audit report: summary, trends, changes, checks, findings, key scope, waivers."""
     from toolkit.audit.formats import partial_lines
-    from toolkit.cli_stdout import writing_stdout
+    from toolkit.cli.stdout import writing_stdout
     from toolkit.report import gather_report, render_report_data
     from toolkit.report.report_writer import write_text
     from toolkit.snapshot import Store

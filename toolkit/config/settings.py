@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.api import ClientConfig, Secret
 from toolkit.api import ConfigError as ApiConfigError
-from toolkit.config_audit import AUDIT_KEYS, FAIL_ON, audit_from_file, default_status_cache
-from toolkit.config_collect import COLLECT_KEYS, collect_from_file
-from toolkit.config_server import endpoints_from_file, fields_from_file
+from toolkit.audit.text_file import NotUtf8, read_utf8
+from toolkit.config.audit_section import AUDIT_KEYS, FAIL_ON, audit_from_file, default_status_cache
+from toolkit.config.collect_section import COLLECT_KEYS, collect_from_file
+from toolkit.config.server_sections import endpoints_from_file, fields_from_file
 from toolkit.errors import ConfigError
 from toolkit.schedule.settings import (
     NOTIFY_KEYS,
@@ -36,7 +37,6 @@ from toolkit.schedule.settings import (
     notify_from_file,
     schedule_from_file,
 )
-from toolkit.text_file import NotUtf8, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -204,7 +204,9 @@ def example_config() -> str:
     """
     from toolkit.audit.catalogue import params_example
 
-    static = resources.files("toolkit").joinpath("platform-audit.example.toml").read_text("utf-8")
+    static = (
+        resources.files("toolkit.config").joinpath("platform-audit.example.toml").read_text("utf-8")
+    )
     return static.rstrip("\n") + "\n" + params_example()
 
 

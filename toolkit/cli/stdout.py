@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from toolkit.cli_options import fail
+from toolkit.cli.options import fail
 from toolkit.exit_codes import ExitCode
 
 if TYPE_CHECKING:

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from toolkit.cli_options import ConfigOpt, StoreOpt, fail
-from toolkit.cli_stdout import writing_stdout
+from toolkit.cli.options import ConfigOpt, StoreOpt, fail
+from toolkit.cli.stdout import writing_stdout
 from toolkit.config import load_settings
 from toolkit.errors import ConfigError, LockHeld, StoreError
 from toolkit.exit_codes import ExitCode
@@ -88,8 +88,8 @@ def schedule_command(
     ] = False,
 ) -> None:
     """Snapshot, audit and maintain the store on a schedule; one job per store at a time."""
+    from toolkit.pipeline.scheduler import Scheduler
     from toolkit.schedule.logs import LOG_FORMATS, install_log_handler
-    from toolkit.schedule.runner import Scheduler
 
     if status:
         raise typer.Exit(_show_status(config, status_file, every or cron or max_runs))

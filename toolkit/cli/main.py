@@ -20,11 +20,11 @@ from rich.console import Console
 from rich.text import Text
 
 from toolkit import __version__
-from toolkit.cli_audit import register as register_audit
-from toolkit.cli_options import BaseUrlOpt, ConfigOpt, StoreOpt, TokenEnvOpt, fail
-from toolkit.cli_report import register as register_report
-from toolkit.cli_schedule import register as register_schedule
-from toolkit.cli_store import sql_command, store_app
+from toolkit.cli.audit import register as register_audit
+from toolkit.cli.options import BaseUrlOpt, ConfigOpt, StoreOpt, TokenEnvOpt, fail
+from toolkit.cli.report import register as register_report
+from toolkit.cli.schedule import register as register_schedule
+from toolkit.cli.store import sql_command, store_app
 from toolkit.config import DEFAULT_CONFIG_NAME, example_config, load_settings
 from toolkit.errors import (
     CollectionAborted,
@@ -34,11 +34,11 @@ from toolkit.errors import (
     StoreError,
 )
 from toolkit.exit_codes import ExitCode
-from toolkit.snapshot_job import describe_run, store_failure, take_snapshot
+from toolkit.pipeline.snapshot_job import describe_run, store_failure, take_snapshot
 
 if TYPE_CHECKING:
     from toolkit.config import Settings
-    from toolkit.snapshot_job import SnapshotRun
+    from toolkit.pipeline.snapshot_job import SnapshotRun
 
 __all__ = ["ExitCode", "app"]
 
@@ -151,7 +151,7 @@ def check(
     config: ConfigOpt = None, base_url: BaseUrlOpt = None, token_env: TokenEnvOpt = None
 ) -> None:
     """Call /users/me and show who the credential is: role, access and limits."""
-    from toolkit.identity import describe_identity, probe_identity
+    from toolkit.collect.identity import describe_identity, probe_identity
 
     try:
         settings = load_settings(config, base_url=base_url, token_env=token_env)
@@ -355,12 +355,8 @@ def demo(
     ),
 ) -> None:
     """Start the embedded simulator, snapshot two simulated weeks, audit and write reports."""
-    from toolkit.demo import run_demo
+    from toolkit.pipeline.demo import run_demo
 
     if not 5 <= services <= 50_000 or days < 1:
         raise fail("--services must be between 5 and 50000 and --days at least 1", ExitCode.CONFIG)
     run_demo(console, services=services, seed=seed, days=days, out=out)
-
-
-if __name__ == "__main__":
-    app()
