@@ -15,11 +15,10 @@ Names are imported on first use, so ``import toolkit`` stays fast for the comman
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from toolkit._lazy import lazy_exports
-
-__version__ = "0.1.0"
+from toolkit._version import __version__
 
 if TYPE_CHECKING:
     from toolkit.api import AsyncPlatformClient, ClientConfig, PlatformClient
@@ -63,4 +62,11 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+def __getattr__(name: str) -> Any:
+    """Import the module of ``name`` on first use (PEP 562) and keep the value here."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -14,7 +14,8 @@ from job_harness import Job, ScriptedLease, json_lines
 from toolkit.cli import ExitCode
 from toolkit.config import Settings, load_settings
 from toolkit.errors import ScheduleError, StoreUnavailable
-from toolkit.schedule import Cadence, Scheduler, acquire_lock
+from toolkit.pipeline.scheduler import Scheduler
+from toolkit.schedule import Cadence, acquire_lock
 from toolkit.sim import FaultProfile
 from toolkit.snapshot import Store
 

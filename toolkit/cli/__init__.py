@@ -9,6 +9,6 @@ module of their own, registered on it.
 from __future__ import annotations
 
 from toolkit.cli.main import app
-from toolkit.exit_codes import ExitCode
+from toolkit.errors import ExitCode
 
 __all__ = ["ExitCode", "app"]

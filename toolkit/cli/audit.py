@@ -44,8 +44,7 @@ from toolkit.cli.options import (
 )
 from toolkit.cli.stdout import console, writing_stdout
 from toolkit.config import FAIL_ON, load_settings
-from toolkit.errors import ConfigError
-from toolkit.exit_codes import ExitCode
+from toolkit.errors import ConfigError, ExitCode
 from toolkit.snapshot.visible_text import visible
 
 if TYPE_CHECKING:

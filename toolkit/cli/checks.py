@@ -36,8 +36,7 @@ from toolkit.cli.options import (
 )
 from toolkit.cli.stdout import console, writing_stdout
 from toolkit.config import load_settings
-from toolkit.errors import CheckDefinitionError, ConfigError
-from toolkit.exit_codes import ExitCode
+from toolkit.errors import CheckDefinitionError, ConfigError, ExitCode
 
 __all__ = ["checks_command", "finding_command"]
 

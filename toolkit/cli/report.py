@@ -35,7 +35,7 @@ from toolkit.cli.options import (
     status_cache,
 )
 from toolkit.config import load_settings
-from toolkit.exit_codes import ExitCode
+from toolkit.errors import ExitCode
 from toolkit.report.report_formats import REPORT_FORMATS, REPORT_SUFFIXES, suffixes_text
 
 __all__ = ["DEFAULT_HTML_OUT", "register", "report_command"]
@@ -45,6 +45,34 @@ DEFAULT_HTML_OUT = Path("audit-report.html")
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
 
 
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help=f"Write the report here; its suffix picks the format ({suffixes_text()}). "
+        f"Without it: HTML to {DEFAULT_HTML_OUT}, other formats to standard output.",
+    ),
+]
+FormatOpt = Annotated[
+    str | None,
+    typer.Option("--format", help="html, markdown, json or csv (default: from --out, else html)."),
+]
+SinceOpt = Annotated[
+    datetime | None,
+    typer.Option(
+        "--since", help="Trends and evidence from this UTC date or time on (e.g. 2026-01-01)."
+    ),
+]
+CompareToOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--compare-to",
+        help="Compare with this snapshot (id or unique prefix; default: the "
+        "complete one before the newest).",
+    ),
+]
+
+
 def register(app: typer.Typer) -> None:
     """Add ``report`` to the ``platform-audit`` command."""
     app.command("report")(report_command)
@@ -52,34 +80,10 @@ def register(app: typer.Typer) -> None:
 
 def report_command(
     store: StoreOpt = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            help=f"Write the report here; its suffix picks the format ({suffixes_text()}). "
-            f"Without it: HTML to {DEFAULT_HTML_OUT}, other formats to standard output.",
-        ),
-    ] = None,
-    format: Annotated[
-        str | None,
-        typer.Option(
-            "--format", help="html, markdown, json or csv (default: from --out, else html)."
-        ),
-    ] = None,
-    since: Annotated[
-        datetime | None,
-        typer.Option(
-            "--since", help="Trends and evidence from this UTC date or time on (e.g. 2026-01-01)."
-        ),
-    ] = None,
-    compare_to: Annotated[
-        str | None,
-        typer.Option(
-            "--compare-to",
-            help="Compare with this snapshot (id or unique prefix; default: the "
-            "complete one before the newest).",
-        ),
-    ] = None,
+    out: OutOpt = None,
+    format: FormatOpt = None,
+    since: SinceOpt = None,
+    compare_to: CompareToOpt = None,
     waivers: WaiversOpt = None,
     config: ConfigOpt = None,
     check: CheckOpt = None,

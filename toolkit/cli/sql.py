@@ -19,7 +19,7 @@ import re
 from typing import TYPE_CHECKING
 
 from toolkit.cli.options import fail
-from toolkit.exit_codes import ExitCode
+from toolkit.errors import ExitCode
 
 if TYPE_CHECKING:
     import duckdb

@@ -29,8 +29,7 @@ from toolkit.cli.options import StoreOpt, fail
 from toolkit.cli.sql import refuse_writes
 from toolkit.cli.stdout import console, writing_stdout
 from toolkit.config import load_settings
-from toolkit.errors import ConfigError, LockHeld, StoreError
-from toolkit.exit_codes import ExitCode
+from toolkit.errors import ConfigError, ExitCode, LockHeld, StoreError
 from toolkit.snapshot import RetentionPolicy, Store
 from toolkit.snapshot.visible_text import visible
 

@@ -1,7 +1,7 @@
 """One scheduled run: probe, snapshot, audit, notify, report; its outcome as data.
 
 Each phase's failure becomes a :class:`RunOutcome` with an ``outcome`` word, the exit code
-of :class:`toolkit.exit_codes.ExitCode` a job runner alerts on, and one sentence that says what to
+of :class:`toolkit.errors.ExitCode` a job runner alerts on, and one sentence that says what to
 do. Nothing here sleeps or loops; :mod:`toolkit.pipeline.scheduler` does. Example::
 
     outcome = run_job(settings, run_id="r1")
@@ -26,10 +26,10 @@ from toolkit.errors import (
     CheckDefinitionError,
     CollectionAborted,
     ConfigError,
+    ExitCode,
     PlatformUnavailable,
     StoreError,
 )
-from toolkit.exit_codes import ExitCode
 from toolkit.report.report_formats import format_of
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ def _run_phases(settings: Settings, outcome: RunOutcome, fault_hook: FaultHook |
 
 def _probe(settings: Settings, outcome: RunOutcome) -> bool:
     """``/users/me`` first: a platform that is down or a refused key commits nothing."""
-    from toolkit.collect.identity import probe_identity
+    from toolkit.pipeline.identity_probe import probe_identity
 
     try:
         probe = probe_identity(settings)

@@ -19,14 +19,14 @@ import pyarrow.compute as pc
 from toolkit.snapshot.schema import SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
 from toolkit.snapshot.snapshot_ids import id_created_at, is_snapshot_id, require_id
-from toolkit.snapshot.store import REWRITTEN
+from toolkit.snapshot.store_tables import REWRITTEN
 from toolkit.snapshot.verify import find_orphans
 from toolkit.snapshot.views import VISIBLE_STATUSES
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from toolkit.snapshot.store import Store
+    from toolkit.snapshot.store_tables import StoreTables
 
 __all__ = [
     "CompactReport",
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-def delete_snapshots(store: Store, name: str, snapshot_ids: Iterable[str]) -> int:
+def delete_snapshots(store: StoreTables, name: str, snapshot_ids: Iterable[str]) -> int:
     """Remove every row of ``snapshot_ids`` from table ``name``; returns the rows removed."""
     ids = sorted({require_id(sid) for sid in snapshot_ids})
     dataset = store._dataset(name)
@@ -66,7 +66,7 @@ class GcReport:
         return sum(self.removed_rows.values())
 
 
-def gc(store: Store, *, min_age: timedelta, now: datetime | None = None) -> GcReport:
+def gc(store: StoreTables, *, min_age: timedelta, now: datetime | None = None) -> GcReport:
     """Delete data rows whose snapshot never committed or was pruned.
 
     Rows of a snapshot younger than ``min_age`` (by the time in its id) are kept: a
@@ -99,7 +99,7 @@ class CompactReport:
     files_after: Mapping[str, int]
 
 
-def compact(store: Store) -> CompactReport:
+def compact(store: StoreTables) -> CompactReport:
     """Delta ``optimize.compact`` on every table: few large files instead of many small,
     in row groups a query of a few snapshots can skip (:data:`~toolkit.snapshot.store.REWRITTEN`).
 
@@ -133,7 +133,7 @@ class VacuumReport:
         return sum(self.removed.values())
 
 
-def vacuum(store: Store, *, retention_hours: int) -> VacuumReport:
+def vacuum(store: StoreTables, *, retention_hours: int) -> VacuumReport:
     """Remove files no transaction needs any more, older than ``retention_hours``.
 
     Below Delta's 168-hour safety default, time travel to older versions stops working;

@@ -28,7 +28,6 @@ How the rows are read:
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,29 +38,23 @@ import pyarrow.dataset as ds
 from toolkit.errors import StoreUnavailable, storage_message
 from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
 from toolkit.snapshot.snapshot_ids import id_list_literal
+from toolkit.snapshot.store_tables import ParquetFiles
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping, Sequence
+    from collections.abc import Collection, Mapping
 
-    from toolkit.snapshot.store import Store
+    from toolkit.snapshot.store_tables import StoreTables
 
-__all__ = ["ParquetFiles", "connect", "connect_arrow", "store_read_failure", "store_unreadable"]
+
+__all__ = ["connect", "connect_arrow", "store_read_failure", "store_unreadable"]
 
 VISIBLE_STATUSES = ("complete", "partial")
 _OPENERS = 4
 """Tables opened at once by :func:`connect` (reading Delta logs: I/O, not CPU)."""
 
 
-@dataclass(frozen=True)
-class ParquetFiles:
-    """A table's rows as plain Parquet files, and the columns those files have."""
-
-    paths: Sequence[str]
-    columns: frozenset[str]
-
-
 def connect(
-    store: Store,
+    store: StoreTables,
     snapshot_ids: Collection[str] | None = None,
     snapshot_rows: pa.Table | None = None,
 ) -> duckdb.DuckDBPyConnection:
