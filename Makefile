@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo lab test lint typecheck pytest sim clean
+.PHONY: install demo lab test lint typecheck arch pytest sim clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "platform-audit needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -25,7 +25,7 @@ LAB_ROOT  := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: install
 	PLATFORM_AUDIT_STORE="$(LAB_STORE)" $(BIN)/jupyter lab $(LAB_ROOT) notebooks/
 
-test: install lint typecheck pytest
+test: install lint typecheck arch pytest
 
 lint: install
 	$(BIN)/ruff check .
@@ -33,6 +33,11 @@ lint: install
 
 typecheck: install
 	$(BIN)/mypy toolkit
+
+# The floors of docs/architecture.md ([tool.importlinter] in pyproject.toml): each package
+# imports only those below it, and no cycle, not even through a lazy import.
+arch: install
+	$(BIN)/lint-imports
 
 # The tests run in two processes on CI's two cores (pytest-xdist: one per core, at most four),
 # half the time of one: most of the suite is single-threaded Python and DuckDB on small data.
@@ -46,4 +51,4 @@ sim: install
 	$(BIN)/platform-audit sim serve
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

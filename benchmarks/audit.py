@@ -148,8 +148,8 @@ def crawl_day_zero(
     services: int, seed: int, folder: Path, say: Callable[[str], None]
 ) -> dict[str, pa.Table]:
     """Crawl a served simulator once with the toolkit's collectors: day 0 at declared schemas."""
-    from toolkit.collect import crawl_settings
     from toolkit.config import Credential, Settings
+    from toolkit.pipeline.snapshot_job import crawl_settings
     from toolkit.snapshot.validation import to_arrow
 
     keys = folder / "keys.json"

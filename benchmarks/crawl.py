@@ -95,7 +95,7 @@ def crawl_and_write(
     """Run in a fresh child process: one `take_snapshot` into a temp store, and its figures.
 
     `concurrency=None` leaves every client setting at its default (a user's first run)."""
-    import toolkit.snapshot_job as snapshot_job
+    import toolkit.pipeline.snapshot_job as snapshot_job
     from toolkit.collect import CrawlOptions
     from toolkit.config import Settings
 

@@ -93,8 +93,8 @@ def main() -> None:
 def crawl_template(folder: Path, services: int, seed: int) -> dict[str, pa.Table]:
     """One real snapshot of a simulated world, as Arrow tables (snapshot columns included)."""
     from toolkit.config import load_settings
+    from toolkit.pipeline.snapshot_job import take_snapshot
     from toolkit.sim import Simulator, SimulatorServer
-    from toolkit.snapshot_job import take_snapshot
 
     sim = Simulator(seed=seed, services=services)
     config = folder / "bench.toml"

@@ -9,7 +9,7 @@ import pytest
 
 from toolkit.collect import CrawlOptions
 from toolkit.config import example_config, load_settings
-from toolkit.config_collect import COLLECT_KEYS
+from toolkit.config.collect_section import COLLECT_KEYS
 from toolkit.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -7,7 +7,9 @@ from datetime import UTC, datetime
 import pytest
 from rich.console import Console
 
-from toolkit.identity import IdentityOutcome, describe_identity, parse_identity
+from toolkit.cli.identity_view import describe_identity
+from toolkit.collect.identity import parse_identity
+from toolkit.pipeline.identity_probe import IdentityOutcome
 
 KEY = {
     "id": "k1",

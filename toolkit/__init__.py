@@ -15,21 +15,20 @@ Names are imported on first use, so ``import toolkit`` stays fast for the comman
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from toolkit._lazy import lazy_exports
-
-__version__ = "0.1.0"
+from toolkit._version import __version__
 
 if TYPE_CHECKING:
     from toolkit.api import AsyncPlatformClient, ClientConfig, PlatformClient
     from toolkit.audit import run_audit
     from toolkit.collect import crawl
     from toolkit.config import Settings, load_settings
+    from toolkit.pipeline.snapshot_job import take_snapshot
     from toolkit.report import write_report
     from toolkit.sim import Simulator, SimulatorServer
     from toolkit.snapshot import Store
-    from toolkit.snapshot_job import take_snapshot
 
 _EXPORTS = {
     "AsyncPlatformClient": "toolkit.api",
@@ -42,7 +41,7 @@ _EXPORTS = {
     "crawl": "toolkit.collect",
     "load_settings": "toolkit.config",
     "run_audit": "toolkit.audit",
-    "take_snapshot": "toolkit.snapshot_job",
+    "take_snapshot": "toolkit.pipeline.snapshot_job",
     "write_report": "toolkit.report",
 }
 
@@ -63,4 +62,11 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+def __getattr__(name: str) -> Any:
+    """Import the module of ``name`` on first use (PEP 562) and keep the value here."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -21,11 +21,16 @@ part 7 and every network failure). Everything else a user can run into lands her
           └── UnsafeIdError        a snapshot id that does not match the strict pattern,
                                    so it is never put into a Delta predicate
 
-Every message says what to do next, so the command line can print it as it is.
+Every message says what to do next, so the command line can print it as it is, and
+exits with the :class:`ExitCode` that names the kind of failure, stable so a job runner or
+a CI pipeline can act on it::
+
+    platform-audit audit --fail-on high || echo "exit $? (1: findings, 2: fix the setting)"
 """
 
 from __future__ import annotations
 
+import enum
 import re
 
 __all__ = [
@@ -33,6 +38,7 @@ __all__ = [
     "CheckDefinitionError",
     "CollectionAborted",
     "ConfigError",
+    "ExitCode",
     "LockHeld",
     "PlatformUnavailable",
     "ScheduleError",
@@ -46,6 +52,22 @@ __all__ = [
     "WriterStateError",
     "storage_message",
 ]
+
+
+class ExitCode(enum.IntEnum):
+    """What a command's exit status means (and a scheduled run's); stable, so jobs can
+    alert on it."""
+
+    OK = 0
+    FINDINGS = 1  # an audit found something at or above --fail-on
+    CONFIG = 2  # bad configuration or usage: fix the setting named
+    PARTIAL = 3  # a snapshot was committed but marked partial
+    AUTH = 4  # the credential was refused (missing, expired or revoked)
+    UNREACHABLE = 5  # the platform could not be reached or kept failing
+    LOCKED = 6  # another job holds the store's lock (platform-audit schedule)
+    STORE = 7  # the store could not be read or written: URL, credentials, disk, permissions
+    ERROR = 8  # a scheduled run failed on an unexpected error (a bug): the status file says which
+    INTERRUPTED = 130  # a scheduled run stopped by a signal, or killed, before it finished
 
 
 class ToolkitError(Exception):

@@ -13,9 +13,9 @@ from toolkit.audit import AuditError, Catalogue, diff_snapshots
 from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 from toolkit.cli import ExitCode, app
 from toolkit.config import Credential, Settings
+from toolkit.pipeline.snapshot_job import take_snapshot
 from toolkit.sim import Simulator, SimulatorServer
 from toolkit.snapshot import Store
-from toolkit.snapshot_job import take_snapshot
 
 if TYPE_CHECKING:
     from pathlib import Path

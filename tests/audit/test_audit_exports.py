@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import toolkit.audit
-import toolkit.cli_audit
-import toolkit.cli_diff
-import toolkit.cli_options
+import toolkit.cli.audit
+import toolkit.cli.diff
+import toolkit.cli.options
 from toolkit.errors import AuditError, ConfigError, ToolkitError, WaiverError
 
 
 def test_all_names_exist_and_are_sorted() -> None:
-    for module in (toolkit.audit, toolkit.cli_audit, toolkit.cli_diff, toolkit.cli_options):
+    for module in (toolkit.audit, toolkit.cli.audit, toolkit.cli.diff, toolkit.cli.options):
         names = module.__all__
         assert names == sorted(names, key=lambda n: (not n.isupper(), n))
         for name in names:

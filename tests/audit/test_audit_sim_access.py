@@ -23,9 +23,9 @@ from toolkit.audit.check_run import install_views, run_check
 from toolkit.collect import CrawlOptions
 from toolkit.collect.scope_probe import probe_scopes
 from toolkit.config import load_settings
+from toolkit.pipeline.snapshot_job import take_snapshot
 from toolkit.sim import Simulator, SimulatorServer
 from toolkit.snapshot import Store
-from toolkit.snapshot_job import take_snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

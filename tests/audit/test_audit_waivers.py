@@ -471,7 +471,7 @@ def test_the_audit_command_says_what_to_do_and_counts_past_twenty(
     import pandas as pd
 
     from toolkit.audit.waivers import ATTENTION
-    from toolkit.cli_audit import _print_waiver_messages
+    from toolkit.cli.audit import _print_waiver_messages
 
     def row(entry: int, status: str, stale_ids: str | None = None, covered_by: int | None = None
             ) -> dict[str, object]:  # fmt: skip

@@ -1,4 +1,5 @@
-"""The blocking entry points: `crawl` (also inside a running loop) and `crawl_settings`."""
+"""The blocking entry points: `crawl` (also inside a running loop) and the pipeline's
+`crawl_settings`."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from toolkit.collect import (
     CrawlOptions,
     CrawlProgress,
     crawl,
-    crawl_settings,
 )
 from toolkit.config import Credential, Settings, load_settings
+from toolkit.pipeline.snapshot_job import crawl_settings
 from toolkit.snapshot.redaction import Fingerprinter
 
 if TYPE_CHECKING:

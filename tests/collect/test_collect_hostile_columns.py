@@ -97,6 +97,7 @@ def test_no_planted_secret_reaches_any_byte_or_log(
     sim: Simulator, server: SimulatorServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="toolkit")  # whatever an earlier command set
     crawled = crawl_world(server, sim.keys["admin"], transport=HostileTransport(), max_attempts=1)
     rows = crawled.rows
     assert rows["s3_buckets"] and rows["deployments"] and rows["service_hosts"]

@@ -14,7 +14,7 @@ from collect_world import crawl_world
 from toolkit.collect import CrawlOptions
 from toolkit.collect.known_values import KnownValues
 from toolkit.collect.row_buffer import data_schema
-from toolkit.config_collect import collect_from_file
+from toolkit.config.collect_section import collect_from_file
 from toolkit.errors import ConfigError
 from toolkit.sim.world import Deployment, Variable
 

@@ -234,7 +234,7 @@ def test_demo_prints_an_error_with_brackets_as_it_is(
 
     from rich.console import Console
 
-    from toolkit import demo
+    from toolkit.pipeline import demo
 
     def failing(store: object, out: Path) -> None:
         raise RuntimeError("bucket [/] [bold]refused")

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 import pytest
 from rich.console import Console
 
-from toolkit.demo import run_demo
+from toolkit.pipeline.demo import run_demo
 
 if TYPE_CHECKING:
-    from toolkit.demo import DemoOutcome
+    from toolkit.pipeline.demo import DemoOutcome
 
 
 @pytest.fixture(scope="session")

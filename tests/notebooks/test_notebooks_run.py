@@ -21,7 +21,7 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 if TYPE_CHECKING:
-    from toolkit.demo import DemoOutcome
+    from toolkit.pipeline.demo import DemoOutcome
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from toolkit.config import load_settings
+from toolkit.pipeline.snapshot_job import take_snapshot
 from toolkit.report import gather_report
 from toolkit.sim import Simulator, SimulatorServer
 from toolkit.snapshot import Store
-from toolkit.snapshot_job import take_snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -183,7 +183,7 @@ def test_unlock_ends_a_lease_left_by_another_machine_only_when_forced(
     url = f"s3://{BUCKET}/unlock-test"
     assert unlock(url).holder is None  # no job has locked it yet
     with monkeypatch.context() as elsewhere:  # a job on a machine that then died
-        elsewhere.setattr("toolkit.schedule.lock.socket.gethostname", lambda: "lost-node")
+        elsewhere.setattr("toolkit.schedule.lock_holder.socket.gethostname", lambda: "lost-node")
         acquire_lock(url, owner="lost-job", ttl_s=3600)
     with pytest.raises(LockHeld, match=r"lost-node.*store unlock --force"):
         acquire_lock(url, owner="next", ttl_s=60)

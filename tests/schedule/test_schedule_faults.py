@@ -14,7 +14,8 @@ from job_harness import Job, ScriptedLease, json_lines
 from toolkit.cli import ExitCode
 from toolkit.config import Settings, load_settings
 from toolkit.errors import ScheduleError, StoreUnavailable
-from toolkit.schedule import Cadence, Scheduler, acquire_lock
+from toolkit.pipeline.scheduler import Scheduler
+from toolkit.schedule import Cadence, acquire_lock
 from toolkit.sim import FaultProfile
 from toolkit.snapshot import Store
 
@@ -119,7 +120,7 @@ def test_the_lease_is_renewed_during_a_run_and_its_loss_stops_the_job(
     job took it (renewals failed past the ttl), the job says so and stops."""
     settings = _settings(job, monkeypatch, lock_ttl_s=3.0)  # renewed every second
     lease = ScriptedLease(_LOST, thread="lease-keeper")
-    monkeypatch.setattr("toolkit.schedule.runner.acquire_lock", lambda *_, **__: lease)
+    monkeypatch.setattr("toolkit.pipeline.scheduler.acquire_lock", lambda *_, **__: lease)
 
     def slow(table: str) -> None:
         if table == "services":
@@ -142,7 +143,7 @@ def test_an_unreachable_lock_store_before_a_run_is_a_warning_not_a_crash(
     """The lease outlives one failed renewal: the run goes ahead (it once raised out)."""
     settings = _settings(job, monkeypatch)
     lease = ScriptedLease(OSError("connection reset"), thread="MainThread")
-    monkeypatch.setattr("toolkit.schedule.runner.acquire_lock", lambda *_, **__: lease)
+    monkeypatch.setattr("toolkit.pipeline.scheduler.acquire_lock", lambda *_, **__: lease)
     scheduler = Scheduler(settings, cadence=Cadence.every(30), max_runs=1,
                           status_file=job.status_file)  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="toolkit.schedule"):
@@ -154,7 +155,7 @@ def test_an_unreachable_lock_store_before_a_run_is_a_warning_not_a_crash(
 def test_a_lease_lost_between_runs_stops_the_job(job: Job, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = _settings(job, monkeypatch, lock_ttl_s=3.0)
     lease = ScriptedLease(None, _LOST, thread="MainThread")  # before run 1, then while waiting
-    monkeypatch.setattr("toolkit.schedule.runner.acquire_lock", lambda *_, **__: lease)
+    monkeypatch.setattr("toolkit.pipeline.scheduler.acquire_lock", lambda *_, **__: lease)
     scheduler = Scheduler(settings, cadence=Cadence.every(30), max_runs=2,
                           status_file=job.status_file)  # fmt: skip
     assert scheduler.run() == ExitCode.LOCKED  # not a traceback: once it was one
@@ -302,12 +303,12 @@ def test_an_unexpected_error_after_the_snapshot_fails_the_run_and_the_job_goes_o
 def test_an_unexpected_error_in_maintenance_fails_the_run_recorded(
     job: Job, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import toolkit.schedule.runner
+    import toolkit.pipeline.scheduler
 
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("tables")
 
-    monkeypatch.setattr(toolkit.schedule.runner, "maintain", broken)
+    monkeypatch.setattr(toolkit.pipeline.scheduler, "maintain", broken)
     scheduler = Scheduler(_settings(job, monkeypatch), cadence=Cadence.every(30), max_runs=1,
                           status_file=job.status_file)  # fmt: skip
     assert scheduler.run() == ExitCode.ERROR

@@ -12,7 +12,7 @@ from deltalake import DeltaTable
 from store_harness import T0, WriteSnapshot
 from typer.testing import CliRunner
 
-from toolkit.cli_store import resolve_store_url, sql_command, store_app
+from toolkit.cli.store import resolve_store_url, sql_command, store_app
 from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ def test_a_store_that_cannot_be_read_is_one_message_and_exit_7(
     """An unreachable bucket or missing credentials: the storage library's error chain (with
     its terminal colours) once ended every reading command in a traceback."""
     from toolkit.cli import app
-    from toolkit.snapshot import store as store_module
+    from toolkit.snapshot import store_tables as store_module
 
     store = Store.open(tmp_path / "s")
     write_snapshot(store)

@@ -10,13 +10,12 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolkit.api._error_object import api_error, plain_request_id
 from toolkit.api._exceptions import (
     ApiError,
     MalformedResponse,
     ResponseTooLarge,
     UnreadableBody,
-    api_error,
-    plain_request_id,
 )
 
 if TYPE_CHECKING:

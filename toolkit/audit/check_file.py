@@ -16,9 +16,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from toolkit.audit.check_values import checked_value, shared_default
+from toolkit.audit.check_values import CheckParam, checked_value, shared_default
+from toolkit.audit.text_file import NotUtf8, read_utf8
 from toolkit.errors import CheckDefinitionError
-from toolkit.text_file import NotUtf8, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -87,23 +87,6 @@ _NOT_CODE = re.compile(
     re.DOTALL,
 )
 _PARAM_REF = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-
-
-@dataclass(frozen=True)
-class CheckParam:
-    """A threshold the SQL reads as ``$name``; configuration may override the default.
-
-    How the SQL reads a text parameter decides which values configuration may give it:
-    ``regex`` when a line passes it to a ``regexp_`` function (the value must compile, as
-    DuckDB's RE2 reads it, and not be empty, which would match every name); ``listed``
-    when the SQL splits it on commas (no item may be empty); both when it goes to a macro
-    of :func:`_regex_list_macros`."""
-
-    name: str
-    default: int | float | str
-    doc: str
-    regex: bool = False
-    listed: bool = False
 
 
 _MOVED = {

@@ -22,16 +22,20 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from toolkit.errors import CheckDefinitionError
 from toolkit.snapshot.secret_names import NOT_SECRET_NAMES, SECRET_NAMES
 
-if TYPE_CHECKING:
-    from toolkit.audit.check_file import CheckParam
-
-__all__ = ["MAX_WHOLE", "SHARED_DEFAULTS", "checked_value", "regex_problem", "shared_default"]
+__all__ = [
+    "MAX_WHOLE",
+    "SHARED_DEFAULTS",
+    "CheckParam",
+    "checked_value",
+    "regex_problem",
+    "shared_default",
+]
 
 MAX_WHOLE = 10_000_000
 """The largest whole-number threshold: ten million days is 27,000 years, and DuckDB's dates
@@ -58,6 +62,23 @@ def shared_default(raw: str, param: str) -> str:
             "or write the value"
         )
     return SHARED_DEFAULTS[shared["name"]]
+
+
+@dataclass(frozen=True)
+class CheckParam:
+    """A threshold the SQL reads as ``$name``; configuration may override the default.
+
+    How the SQL reads a text parameter decides which values configuration may give it:
+    ``regex`` when a line passes it to a ``regexp_`` function (the value must compile, as
+    DuckDB's RE2 reads it, and not be empty, which would match every name); ``listed``
+    when the SQL splits it on commas (no item may be empty); both when it goes to a macro
+    of :func:`_regex_list_macros`."""
+
+    name: str
+    default: int | float | str
+    doc: str
+    regex: bool = False
+    listed: bool = False
 
 
 def checked_value(check_id: str, param: CheckParam, value: object, where: str) -> object:

@@ -17,11 +17,8 @@ import csv
 import io
 import json
 import re
-from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
 from rich import box
 from rich.console import Group
 from rich.table import Table
@@ -29,11 +26,15 @@ from rich.text import Text
 
 from toolkit.audit.findings import FINDING_COLUMNS
 from toolkit.audit.lifecycle import STATES
-from toolkit.visible_text import visible
+from toolkit.audit.plain_values import frame_records
+from toolkit.audit.plain_values import plain_value as _plain
+from toolkit.audit.sarif import to_sarif
+from toolkit.snapshot.visible_text import visible
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    import pandas as pd
     from rich.console import RenderableType
 
     from toolkit.audit.findings import AuditResult, SnapshotRef
@@ -67,7 +68,6 @@ SUFFIXES = {".txt": "table", ".json": "json", ".csv": "csv", ".md": "markdown",
 """The file names that pick a format for ``platform-audit audit --out``."""
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
-_SCALARS = (float, int, str, datetime, date, type(pd.NaT), type(pd.NA))
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
 
 
@@ -80,8 +80,6 @@ def render(result: AuditResult, fmt: str) -> str:
     if fmt == "markdown":
         return to_markdown(result)
     if fmt == "sarif":
-        from toolkit.audit.sarif import to_sarif
-
         return json.dumps(to_sarif(result), indent=2, ensure_ascii=False) + "\n"
     if fmt == "table":
         from rich.console import Console
@@ -91,11 +89,6 @@ def render(result: AuditResult, fmt: str) -> str:
         # rich pads every line to the width: a file gets the text, not 160 columns of it
         return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-
-
-def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """A DataFrame's rows as dicts of plain Python values (missing values are None)."""
-    return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
 
 
 def to_records(result: AuditResult) -> list[dict[str, Any]]:
@@ -322,19 +315,6 @@ def ref_json(ref: SnapshotRef) -> dict[str, Any]:
         "snapshot_at": ref.snapshot_at.isoformat(),
         "status": ref.status,
     }
-
-
-def _plain(value: Any) -> Any:
-    """pandas' and numpy's values as plain Python: NaN/NaT/None -> None, times -> ISO text."""
-    if value is None or (isinstance(value, _SCALARS) and pd.isna(value)):
-        return None
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, np.ndarray):  # list columns
-        return [_plain(v) for v in value.tolist()]
-    if isinstance(value, np.generic):
-        return _plain(value.item())
-    return value
 
 
 def minute_text(value: object, zone: str = " UTC") -> str:

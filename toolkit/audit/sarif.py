@@ -21,10 +21,10 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from toolkit import __version__
+from toolkit._version import __version__
 from toolkit.audit.check_file import SEVERITIES
 from toolkit.audit.findings import ALARMING
-from toolkit.audit.formats import frame_records
+from toolkit.audit.plain_values import frame_records
 
 if TYPE_CHECKING:
     import pandas as pd

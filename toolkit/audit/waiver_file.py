@@ -40,9 +40,9 @@ import tomllib
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
+from toolkit.audit.text_file import NotUtf8, read_utf8
 from toolkit.audit.waiver_entries import SELECTORS, Waiver, parse_waivers
 from toolkit.errors import WaiverError
-from toolkit.text_file import NotUtf8, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

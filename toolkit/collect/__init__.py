@@ -15,7 +15,7 @@ from __future__ import annotations
 from toolkit.collect.buckets import map_buckets
 from toolkit.collect.calls import Call
 from toolkit.collect.conform import Conformer, Owner, Rows
-from toolkit.collect.crawl import crawl, crawl_async, crawl_settings
+from toolkit.collect.crawl import crawl, crawl_async
 from toolkit.collect.crawl_result import CrawlOutput, CrawlResult
 from toolkit.collect.credentials import map_credential, map_failed_credential
 from toolkit.collect.deployments import map_deployment_page
@@ -46,7 +46,6 @@ __all__ = [
     "Rows",
     "crawl",
     "crawl_async",
-    "crawl_settings",
     "map_buckets",
     "map_credential",
     "map_deployment_page",

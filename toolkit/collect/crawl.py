@@ -24,32 +24,24 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import itertools
 import logging
 import time
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolkit.api import (
     AsyncPlatformClient,
-    EndpointMissing,
-    InvalidRequest,
-    NotFound,
     RequestError,
-    Unauthorized,
-    prefix_suggestion,
 )
 from toolkit.collect.aliases import FieldAliases
-from toolkit.collect.calls import Call
 from toolkit.collect.conform import Owner, error_row
 from toolkit.collect.crawl_result import CrawlOutput, CrawlResult, finish_tables
+from toolkit.collect.crawler import ME, Crawler
 from toolkit.collect.credentials import map_credential, map_failed_credential
 from toolkit.collect.known_values import KnownValues
 from toolkit.collect.plan import CrawlOptions, Job, Planner
 from toolkit.collect.progress import CrawlProgress
-from toolkit.collect.row_buffer import RowBuffer
 from toolkit.collect.scope_probe import probe_scopes
-from toolkit.errors import CollectionAborted, PlatformUnavailable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -57,243 +49,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from toolkit.api import ClientConfig
-    from toolkit.collect.conform import Row, Rows
-    from toolkit.config import Settings
+    from toolkit.collect.conform import Rows
     from toolkit.snapshot.redaction import Fingerprinter
 
-__all__ = ["crawl", "crawl_async", "crawl_settings"]
+__all__ = ["crawl", "crawl_async"]
 
 logger = logging.getLogger("toolkit.collect")
-_ME = Call.of("users.me")
-# The calls everything hangs from: if the server lacks them, the base URL is wrong.
-_ROOTS = frozenset({"users.me", "teams.list"})
-
-
-class _Crawler:
-    """One crawl's state: the queue, the calls made, the rows and errors gathered."""
-
-    def __init__(
-        self,
-        client: AsyncPlatformClient,
-        credential: str,
-        progress: CrawlProgress,
-        aliases: FieldAliases,
-    ):
-        self.client = client
-        self.aliases = aliases
-        self.credential = credential
-        self.progress = progress
-        self.queue: asyncio.PriorityQueue[tuple[int, int, int, Job]] = asyncio.PriorityQueue()
-        self.order = itertools.count()
-        self.planned: dict[Call, None] = {}
-        self.rows = RowBuffer()
-        self.failed: list[Row] = []  # errors that make the snapshot partial
-        self.depth = 0
-        self.role: str | None = None
-        self.aborted: CollectionAborted | None = None
-        self.refused: PlatformUnavailable | None = None
-        self.missing: set[str] = set()  # endpoints the server lacks (logged once each)
-        self.stop = asyncio.Event()
-        self.closing = False  # set once the crawl cancels its workers
-
-    def submit(self, jobs: list[Job], depth: int) -> None:
-        fresh = []
-        for job in jobs:
-            if job.call in self.planned:
-                logger.debug("not repeating %s (already planned)", job.call)
-                continue
-            self.planned[job.call] = None
-            fresh.append(job)
-            self.queue.put_nowait((job.priority, next(self.order), depth, job))
-        self.progress.planned(len(fresh))
-
-    async def run(self, roots: list[Job]) -> None:
-        self.submit(roots, depth=1)
-        workers = [
-            asyncio.create_task(self._worker()) for _ in range(self.client.config.concurrency)
-        ]
-        drained = asyncio.create_task(self.queue.join())
-        stopped = asyncio.create_task(self.stop.wait())
-        try:
-            await self._watch(set(workers), drained, stopped)
-        finally:
-            self.closing = True
-            for task in (*workers, drained, stopped):
-                task.cancel()
-            await asyncio.gather(*workers, drained, stopped, return_exceptions=True)
-        if self.aborted is not None:
-            raise self.aborted
-        if self.refused is not None:
-            raise self.refused
-
-    async def _watch(
-        self,
-        workers: set[asyncio.Task[None]],
-        drained: asyncio.Task[None],
-        stopped: asyncio.Task[Any],
-    ) -> None:
-        """Wait until every job is done or the crawl stops. Workers never end on their own;
-        when every one has (cancelled from outside), the jobs still queued become failed
-        calls, so the crawl ends partial instead of waiting on a queue nobody reads."""
-        alive = set(workers)
-        while alive:
-            done, _ = await asyncio.wait(
-                {drained, stopped, *alive}, return_when=asyncio.FIRST_COMPLETED
-            )
-            if drained in done or stopped in done:
-                return
-            alive -= done
-            logger.error("%d crawl worker(s) ended early; %d left", len(done), len(alive))
-        while not self.queue.empty():
-            _, _, _, job = self.queue.get_nowait()
-            self._crashed(job, "not called: every crawl worker had ended")
-            self.queue.task_done()
-
-    async def _worker(self) -> None:
-        while True:
-            _, _, depth, job = await self.queue.get()
-            try:
-                await self._execute(job, depth)
-            except CollectionAborted as abort:
-                self.aborted = self.aborted or abort
-                self.stop.set()
-            except asyncio.CancelledError as error:
-                if not self.closing:  # the crawl is not over: this job is lost, say so
-                    self._crashed(job, _failure(error))
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():  # asked to stop, not a stray error
-                    raise
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException as error:  # any other failure is one failed call too
-                self._crashed(job, _failure(error))
-            finally:
-                self.queue.task_done()
-
-    async def _execute(self, job: Job, depth: int) -> None:
-        self.depth = max(self.depth, depth)
-        try:
-            payload = await job.call.fetch(self.client)
-        except Unauthorized as error:
-            self.progress.finished(ok=False)
-            raise CollectionAborted(
-                self.credential,
-                endpoint=error.endpoint,
-                status=error.status,
-                request_id=error.request_id,
-            ) from None
-        except (RequestError, InvalidRequest) as error:
-            self.progress.finished(ok=False)
-            self._failed(job, error)
-            return
-        except Exception as error:  # a failure the client did not expect: still one failed call
-            self.progress.finished(ok=False)
-            self._crashed(job, _failure(error))
-            return
-        self.progress.finished(ok=True)
-        try:
-            rows, children = job.handle(self.aliases.normalise(job.call.endpoint, payload))
-        except Exception as error:  # a mapping bug must not lose the rest of the crawl
-            logger.warning("mapping %s failed: %s", job.call.endpoint, type(error).__name__)
-            self._record(
-                error_row(
-                    job.call.endpoint,
-                    job.owner,
-                    error_type="mapping_error",
-                    message=f"the answer could not be mapped ({type(error).__name__})",
-                ),
-            )
-            return
-        counts = {table: len(found) for table, found in rows.items() if found}
-        logger.debug("%s -> %s", job.call, counts or "no rows")
-        for table, found in rows.items():
-            if table == "collection_errors":
-                for row in found:
-                    self._record(row)
-            else:
-                self.rows.extend(table, found, source=job.call.endpoint)
-        self.submit(children, depth + 1)
-
-    def _failed(self, job: Job, error: RequestError | InvalidRequest) -> None:
-        if isinstance(error, InvalidRequest):
-            row = error_row(
-                job.call.endpoint, job.owner, error_type="invalid_request", message=str(error)
-            )
-            self._record(row)
-            return
-        # Only the error object's not_found is scope (spec part 5 rule 6, part 7 rule 1).
-        not_visible = isinstance(error, NotFound) and (error.status, error.type) == (
-            404,
-            "not_found",
-        )
-        message = error.message
-        if error.details:
-            message += "; " + "; ".join(error.details)
-        if not_visible:
-            message = f"not visible to credential {self.credential!r}: {message}"
-        if isinstance(error, EndpointMissing):
-            message = self._missing(job, error)
-        logger.debug("%s failed: %s (request_id %s)", job.call, error.type, error.request_id)
-        row = error_row(
-            job.call.endpoint,
-            job.owner,
-            error_type=error.type,
-            message=message,
-            status=error.status,
-            request_id=error.request_id,
-            attempts=error.attempts,
-            not_visible=not_visible,
-        )
-        self._record(row, partial=not not_visible)
-
-    def _crashed(self, job: Job, message: str) -> None:
-        """Record a call that failed outside the client's error tree; the crawl goes on."""
-        logger.warning("%s failed: %s", job.call.endpoint, message)
-        self._record(
-            error_row(job.call.endpoint, job.owner, error_type="client_error", message=message)
-        )
-
-    def _missing(self, job: Job, error: EndpointMissing) -> str:
-        """The row's message for an endpoint the server lacks; logged once per endpoint.
-        A root endpoint missing means a wrong base URL: the crawl stops, nothing is kept."""
-        endpoint = job.call.endpoint
-        message = (
-            f"not collected: the server has no endpoint {endpoint} (GET {error.path} answered "
-            f"{error.status}, {error.content_type or 'no content type'}); set "
-            f'{error.setting} = "/its/path" if it serves it elsewhere'
-        )
-        if endpoint not in self.missing:
-            self.missing.add(endpoint)
-            logger.warning("%s", message)
-        if endpoint in _ROOTS and self.refused is None:
-            base_url = self.client.config.base_url
-            self.refused = PlatformUnavailable(
-                f"{base_url} does not serve the platform API: GET {error.path} ({endpoint}) "
-                f"answered {error.status} ({error.content_type or 'no content type'}), as a "
-                "server without that endpoint does. Nothing was committed. Check the base URL: "
-                f"try --base-url {prefix_suggestion(base_url)}; if this server serves "
-                f'{endpoint} at another path, set {error.setting} = "/its/path".'
-            )
-            self.stop.set()
-        return message
-
-    def _record(self, row: Row, *, partial: bool = True) -> None:
-        self.rows.append("collection_errors", row)
-        if partial:
-            self.failed.append(row)
-
-    def on_me(self, payload: Any, fingerprints: Fingerprinter) -> tuple[Rows, list[Job]]:
-        rows = map_credential(
-            self.credential, payload, token=self.client.config.token, fingerprints=fingerprints
-        )
-        found = rows["credentials"]
-        self.role = found[0]["role"] if found else None
-        return rows, []
-
-
-def _failure(error: BaseException) -> str:
-    """What a failed call's row says: the exception's type only (its text may quote a secret)."""
-    return f"the call failed in the client ({type(error).__name__}); the crawl went on without it"
 
 
 async def _audit_credential(
@@ -317,7 +78,7 @@ async def _audit_credential(
             )
         ]
         return rows
-    payload = aliases.normalise(_ME.endpoint, payload)
+    payload = aliases.normalise(ME.endpoint, payload)
     return map_credential(name, payload, token=token, fingerprints=fingerprints)
 
 
@@ -346,20 +107,8 @@ async def crawl_async(
     started, clock = datetime.now(UTC), time.monotonic()
     before = client.stats()
     with CrawlProgress(quiet=quiet, console=console) as progress:
-        crawler = _Crawler(client, credential, progress, aliases or FieldAliases())
-        me = Job(_ME, Owner(), lambda p: crawler.on_me(p, fingerprints), priority=0)
-        audits = [
-            _audit_credential(n, c, fingerprints, crawler.aliases)
-            for n, c in (audited or {}).items()
-        ]
-        gathered = asyncio.gather(*audits)
-        ticker = asyncio.create_task(progress.ticking(client.stats))
-        try:
-            await crawler.run([me, *planner.roots()])
-        finally:
-            ticker.cancel()
-            audited_rows = await gathered
-            await asyncio.gather(ticker, return_exceptions=True)
+        crawler = Crawler(client, credential, progress, aliases or FieldAliases())
+        audited_rows = await _run(crawler, planner, fingerprints, audited or {})
     probed: Rows = {}
     if planner.options.verify_scope and audited:
         probed = await probe_scopes(crawler.rows, audited_rows, audited)
@@ -380,7 +129,7 @@ async def crawl_async(
         finished_at=datetime.now(UTC),
         duration_s=time.monotonic() - clock,
         calls=after.requests - before.requests + extra_calls,
-        planned=(*crawler.planned, *(_ME for _ in audited_rows)),
+        planned=(*crawler.planned, *(ME for _ in audited_rows)),
         critical_path=crawler.depth,
         errors=tuple(errors if isinstance(errors, list) else errors.to_pylist()),
         stats=after,
@@ -389,13 +138,30 @@ async def crawl_async(
     )
     logger.info(
         "crawl %s: %d calls (%d needed), %d errors, %.1fs",
-        result.status,
-        result.calls,
-        result.min_calls,
-        len(result.errors),
-        result.duration_s,
+        *(result.status, result.calls, result.min_calls, len(result.errors), result.duration_s),
     )
     return CrawlOutput(tables, result)
+
+
+async def _run(
+    crawler: Crawler,
+    planner: Planner,
+    fingerprints: Fingerprinter,
+    audited: Mapping[str, AsyncPlatformClient],
+) -> list[Rows]:
+    """Crawl from ``/users/me`` and the hierarchy's roots, with each audited credential's
+    ``/users/me`` beside it and the progress ticking; the audited credentials' rows."""
+    me = Job(ME, Owner(), lambda p: crawler.on_me(p, fingerprints), priority=0)
+    audits = [_audit_credential(n, c, fingerprints, crawler.aliases) for n, c in audited.items()]
+    gathered = asyncio.gather(*audits)
+    ticker = asyncio.create_task(crawler.progress.ticking(crawler.client.stats))
+    try:
+        await crawler.run([me, *planner.roots()])
+    finally:
+        ticker.cancel()
+        audited_rows = await gathered
+        await asyncio.gather(ticker, return_exceptions=True)
+    return list(audited_rows)
 
 
 def crawl(
@@ -440,37 +206,3 @@ def crawl(
         return asyncio.run(main())
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, main()).result()
-
-
-def crawl_settings(
-    settings: Settings, *, options: CrawlOptions | None = None, quiet: bool = False
-) -> CrawlOutput:
-    """Crawl with the configured collecting credential; audit every other configured one.
-
-    Without `options`, the crawl uses the configured ones (``[collect]``, `settings.collect`),
-    or the defaults when none are configured; `options` given here replace them whole.
-
-    >>> rows, result = crawl_settings(load_settings())                 # doctest: +SKIP
-    """
-    from toolkit.snapshot.redaction import load_fingerprinter
-
-    fingerprints = load_fingerprinter(settings.hmac_key_file, store_root=settings.store_url)
-    audited = {cred.name: settings.client_config(cred) for cred in settings.audited}
-    try:
-        return crawl(
-            settings.client_config(),
-            fingerprints=fingerprints,
-            options=options if options is not None else settings.collect,
-            credential=settings.credential,
-            audited=audited,
-            quiet=quiet,
-            aliases=FieldAliases(settings.fields),
-        )
-    except CollectionAborted as abort:
-        raise CollectionAborted(
-            abort.credential,
-            endpoint=abort.endpoint,
-            status=abort.status,
-            request_id=abort.request_id,
-            token_env=settings.collecting.token_env,
-        ) from None

@@ -3,7 +3,7 @@
 The collecting credential and every audited one answer `/users/me` (the audited ones make
 no other call). A token is never stored: a row carries the configured name and the token's
 HMAC fingerprint, then role, access, expiry and last use as parsed by
-`toolkit.identity.parse_identity` (lenient: what it cannot read lands in `problems`).
+`toolkit.collect.identity.parse_identity` (lenient: what it cannot read lands in `problems`).
 
 >>> rows = map_credential("ci", client.me(), token=config.token,      # doctest: +SKIP
 ...                       fingerprints=fingerprints)
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolkit.collect.conform import Conformer, Owner, extra_json, unknown_fields
-from toolkit.identity import parse_identity
+from toolkit.collect.identity import parse_identity
 
 if TYPE_CHECKING:
     from toolkit.api import RequestError, Secret

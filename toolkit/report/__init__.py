@@ -6,7 +6,7 @@
 >>> print(render_report(store, format="markdown"))                        # doctest: +SKIP
 >>> data = gather_report(store); data.trends.runtime, data.reach           # doctest: +SKIP
 
-The command line is ``platform-audit report`` (``toolkit.cli_report``).
+The command line is ``platform-audit report`` (``toolkit.cli.report``).
 """
 
 from __future__ import annotations

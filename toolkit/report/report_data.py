@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from toolkit import __version__
+from toolkit._version import __version__
 from toolkit.audit import AuditRequest, Catalogue, diff_snapshots, run_audit
 from toolkit.audit.findings import ALARMING
 from toolkit.errors import AuditError

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.report.report_data import ReportData, gather_report
-from toolkit.report_formats import REPORT_FORMATS
+from toolkit.report.report_formats import REPORT_FORMATS
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -1,40 +1,38 @@
-"""The scheduled job: snapshot, audit, notify and maintain a store on a cadence.
+"""What the scheduled job is made of: cadence, lock or lease, status file, notifications,
+maintenance, and the ``[schedule]`` and ``[notify]`` settings.
 
-``platform-audit schedule`` (``toolkit.cli_schedule``) is the command; from Python::
+The job that runs them (snapshot, audit, notify, maintain) is the pipeline's
+(:mod:`toolkit.pipeline.scheduler`); ``platform-audit schedule`` (``toolkit.cli.schedule``)
+is the command. From Python::
 
-    from toolkit.schedule import Cadence, Scheduler
+    from toolkit.pipeline.scheduler import Scheduler
+    from toolkit.schedule import Cadence
     exit_code = Scheduler(load_settings(), cadence=Cadence.every(3600), max_runs=1).run()
 
 Names are imported on first use: ``toolkit.config`` reads the ``[schedule]`` settings
-from here without importing the job itself.
+from here without importing the lock or the notifications.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from toolkit._lazy import lazy_exports
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from toolkit.schedule.cadence import Cadence, backoff_delay
-    from toolkit.schedule.job import EXIT_CODES, RunOutcome, run_job
     from toolkit.schedule.lock import LeaseKeeper, StoreLock, acquire_lock
     from toolkit.schedule.logs import install_log_handler
     from toolkit.schedule.maintenance import MaintenanceReport, maintain
     from toolkit.schedule.notify import build_payload, post_payload
-    from toolkit.schedule.runner import Scheduler
     from toolkit.schedule.settings import NotifySettings, ScheduleSettings, parse_duration
     from toolkit.schedule.status import read_status, write_status
 
 _EXPORTS = {
     "Cadence": "toolkit.schedule.cadence",
-    "EXIT_CODES": "toolkit.schedule.job",
     "LeaseKeeper": "toolkit.schedule.lock",
     "MaintenanceReport": "toolkit.schedule.maintenance",
     "NotifySettings": "toolkit.schedule.settings",
-    "RunOutcome": "toolkit.schedule.job",
     "ScheduleSettings": "toolkit.schedule.settings",
-    "Scheduler": "toolkit.schedule.runner",
     "StoreLock": "toolkit.schedule.lock",
     "acquire_lock": "toolkit.schedule.lock",
     "backoff_delay": "toolkit.schedule.cadence",
@@ -44,19 +42,15 @@ _EXPORTS = {
     "parse_duration": "toolkit.schedule.settings",
     "post_payload": "toolkit.schedule.notify",
     "read_status": "toolkit.schedule.status",
-    "run_job": "toolkit.schedule.job",
     "write_status": "toolkit.schedule.status",
 }
 
 __all__ = [
-    "EXIT_CODES",
     "Cadence",
     "LeaseKeeper",
     "MaintenanceReport",
     "NotifySettings",
-    "RunOutcome",
     "ScheduleSettings",
-    "Scheduler",
     "StoreLock",
     "acquire_lock",
     "backoff_delay",
@@ -66,9 +60,15 @@ __all__ = [
     "parse_duration",
     "post_payload",
     "read_status",
-    "run_job",
     "write_status",
 ]
 
 
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+def __getattr__(name: str) -> Any:
+    """Import the module of ``name`` on first use (PEP 562) and keep the value here."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

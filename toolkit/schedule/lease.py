@@ -1,7 +1,7 @@
 """The lock of an S3 store: a one-row Delta table, ``<store>/_schedule_lock``, changed only
 by compare-and-swap commits (:mod:`toolkit.schedule.lock` says why, and takes it).
 
-The row is a lease: it names its holder (:class:`~toolkit.schedule.lock.Holder`) and ends
+The row is a lease: it names its holder (:class:`~toolkit.schedule.lock_holder.Holder`) and ends
 at ``expires_at`` unless renewed. Each change is written against the table version read,
 through the conditional put that protects the store's own commits, so of two jobs racing
 for it exactly one wins (:func:`_swap_lease` returns False for the other).
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from toolkit.errors import LockHeld, ScheduleError
-from toolkit.schedule.lock import Holder, Unlocked, held_message
+from toolkit.schedule.lock_holder import Holder, Unlocked, held_message
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -29,16 +29,14 @@ import fcntl
 import json
 import logging
 import os
-import socket
 import threading
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from dataclasses import asdict
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
 from toolkit.errors import LockHeld, ScheduleError, StoreUnavailable
 from toolkit.schedule.local_files import open_unlinked, refuse_shared_folder
-from toolkit.schedule.status import process_alive
+from toolkit.schedule.lock_holder import Holder, Unlocked, held_message
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -66,33 +64,6 @@ S3_LOCK_NAME = "_schedule_lock"
 _S3_OPTIONS = {"aws_conditional_put": "etag"}  # as the store's own commits
 
 
-@dataclass(frozen=True)
-class Holder:
-    """Who holds (or held) a lock."""
-
-    owner: str
-    pid: int
-    host: str
-    acquired_at: str
-    expires_at: str | None = None
-
-    @classmethod
-    def me(cls, owner: str, ttl_s: float | None = None) -> Holder:
-        now = datetime.now(UTC)
-        expires = (now + timedelta(seconds=ttl_s)).isoformat() if ttl_s else None
-        return cls(owner, os.getpid(), socket.gethostname(), now.isoformat(), expires)
-
-    def describe(self) -> str:
-        return f"pid {self.pid} on {self.host}, since {self.acquired_at}"
-
-    def is_dead_here(self) -> bool:
-        """True when this holder ran on this host and its process is gone."""
-        return self.host == socket.gethostname() and not process_alive(self.pid)
-
-    def is_expired(self, now: datetime) -> bool:
-        return self.expires_at is not None and datetime.fromisoformat(self.expires_at) <= now
-
-
 class StoreLock(Protocol):
     """A held lock; release it (or leave the ``with`` block) when the job ends."""
 
@@ -117,7 +88,7 @@ def acquire_lock(
     """Take the store's lock or raise :class:`LockHeld` naming the job that holds it."""
     if "://" in store_url and not store_url.startswith("file://"):
         options = {**_S3_OPTIONS, **(storage_options or {})}
-        from toolkit.schedule.lease import LeaseLock  # it reads Holder from here
+        from toolkit.schedule.lease import LeaseLock
 
         return LeaseLock(f"{store_url.rstrip('/')}/{S3_LOCK_NAME}", owner, ttl_s, options)
     root = Path(store_url.removeprefix("file://")).expanduser()
@@ -196,37 +167,6 @@ class LeaseKeeper:
         self._thread.join()
 
 
-def held_message(store: str, holder: Holder | None) -> str:
-    """What :class:`LockHeld` says when ``holder`` (None: unknown) holds ``store``'s lock."""
-    who = holder.describe() if holder else "another process"
-    return (
-        f"another platform-audit job ({who}) holds the lock on store {store}: only one job "
-        f"may write a store at a time. Let it finish, or stop it{_lease_hint(holder)}; this "
-        "job exits without running"
-    )
-
-
-def _lease_hint(holder: Holder | None) -> str:
-    """For a lease held from another machine: when it ends, and how to end it sooner."""
-    if holder is None or holder.expires_at is None or holder.host == socket.gethostname():
-        return ""
-    return (
-        f" (its lease ends at {holder.expires_at}; if its machine is gone, "
-        "`platform-audit store unlock --force` frees the store now)"
-    )
-
-
-@dataclass(frozen=True)
-class Unlocked:
-    """What :func:`unlock` found and did: the lock's last ``holder`` (None when no job held
-    it) and why its record was cleared (``gone``: the process has ended; ``expired``: the
-    lease ran out; ``forced``: a live lease ended by ``force``), None when nothing was."""
-
-    store: str
-    holder: Holder | None
-    cleared: str | None
-
-
 def unlock(
     store_url: str, *, force: bool = False, storage_options: Mapping[str, str] | None = None
 ) -> Unlocked:
@@ -242,7 +182,7 @@ def unlock(
     """
     if "://" in store_url and not store_url.startswith("file://"):
         options = {**_S3_OPTIONS, **(storage_options or {})}
-        from toolkit.schedule.lease import unlock_lease  # it reads Holder from here
+        from toolkit.schedule.lease import unlock_lease
 
         return unlock_lease(store_url, f"{store_url.rstrip('/')}/{S3_LOCK_NAME}", options, force)
     path = Path(store_url.removeprefix("file://")).expanduser() / LOCAL_LOCK_NAME

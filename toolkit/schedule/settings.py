@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.errors import ConfigError
-from toolkit.report_formats import format_of, suffixes_text
+from toolkit.report.report_formats import format_of, suffixes_text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -28,17 +28,32 @@ from toolkit.sim.validation import Fields
 from toolkit.sim.variant import Variant, variant_named
 
 if TYPE_CHECKING:
+    import threading
+
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    from toolkit.sim.simulator import Simulator
+    from toolkit.sim.faults import FaultProfile
+    from toolkit.sim.world import World
 
-__all__ = ["ROUTES", "SimulatorApp", "build_app"]
+__all__ = ["ROUTES", "ServedWorld", "SimulatorApp", "build_app"]
 
 ROUTES: dict[str, dict[str, Handler]] = {**READ_ROUTES, **CHANGE_ROUTES}
 _log = logging.getLogger(__name__)
 
 
-def build_app(sim: Simulator, prefix: str = "") -> ASGIApp:
+class ServedWorld(Protocol):
+    """What the app serves: a world, the lock that guards it, the name of the variant it is
+    served as, and the faults of the moment (:class:`~toolkit.sim.simulator.Simulator`)."""
+
+    world: World
+    lock: threading.RLock
+    variant: str
+
+    @property
+    def faults(self) -> FaultProfile: ...
+
+
+def build_app(sim: ServedWorld, prefix: str = "") -> ASGIApp:
     """The served app: the fault middleware in front of the simulator's routes."""
     inner = SimulatorApp(sim, prefix)
     return FaultMiddleware(
@@ -57,7 +72,7 @@ class SimulatorApp:
     each answer, how an unknown path is answered and whether responses carry request ids.
     """
 
-    def __init__(self, sim: Simulator, prefix: str = "") -> None:
+    def __init__(self, sim: ServedWorld, prefix: str = "") -> None:
         self.sim = sim
         self.prefix = prefix.rstrip("/")
         self.variant: Variant = variant_named(sim.variant, frozenset(ROUTES))

@@ -15,9 +15,9 @@ never needs DuckDB (some 35 MB).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from toolkit._lazy import lazy_exports
 from toolkit.errors import (
     SchemaMismatchError,
     StoreError,
@@ -109,4 +109,11 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_exports(__name__, _LAZY)
+def __getattr__(name: str) -> Any:
+    """Import the module of ``name`` on first use (PEP 562) and keep the value here."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toolkit import __version__
+from toolkit._version import __version__
 from toolkit.snapshot.content_hash import content_hash_of_digests, row_digests
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import DECLARED, FINDINGS_TABLES
@@ -28,7 +28,7 @@ from toolkit.snapshot.snapshot_ids import id_created_at, is_snapshot_id, new_sna
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator
 
-    from toolkit.snapshot.store import Store
+    from toolkit.snapshot.store_tables import StoreTables
 
 __all__ = [
     "FINDINGS_TABLES",
@@ -44,7 +44,7 @@ _RUNS = DECLARED["check_runs"].arrow_schema
 _GROUP = ("check_id", "check_version", SNAPSHOT_ID)
 
 
-def append_judgement(store: Store, results: pa.Table, judged: pa.Table) -> str:
+def append_judgement(store: StoreTables, results: pa.Table, judged: pa.Table) -> str:
     """Append ``results`` (the ``check_results`` columns but ``run_id``) and then one run
     per row of ``judged`` (``check_id, check_version, snapshot_id, snapshot_at``: every
     check version and snapshot judged, with rows or not); returns the run's id."""
@@ -76,7 +76,7 @@ def judgement_hash(rows: pa.Table, snapshot_id: str, snapshot_at: datetime) -> s
 
 
 def verify_runs(
-    store: Store, visible: Collection[str], content: Collection[str] | None
+    store: StoreTables, visible: Collection[str], content: Collection[str] | None
 ) -> list[str]:
     """For each committed run of a ``visible`` snapshot (of ``content`` only, when given):
     a sentence per run whose rows are not the ones it recorded (count or hash)."""
@@ -98,7 +98,7 @@ def verify_runs(
     return problems
 
 
-def unfinished_runs(store: Store) -> list[str]:
+def unfinished_runs(store: StoreTables) -> list[str]:
     """The run ids of ``check_results`` rows that no ``check_runs`` row commits."""
     results = store._dataset("check_results")
     if results is None:
@@ -109,7 +109,7 @@ def unfinished_runs(store: Store) -> list[str]:
 
 
 def remove_findings(
-    store: Store,
+    store: StoreTables,
     snapshot_ids: Collection[str],
     *,
     min_age: timedelta | None = None,
@@ -117,10 +117,9 @@ def remove_findings(
 ) -> dict[str, int]:
     """Delete the findings history of ``snapshot_ids`` and, with ``min_age`` (gc), the rows
     of runs that never committed and are older than it; rows deleted per table."""
-    from toolkit.snapshot.maintenance import delete_rows
 
     removed = {
-        name: delete_rows(store, name, SNAPSHOT_ID, snapshot_ids) for name in FINDINGS_TABLES
+        name: store._delete_rows(name, SNAPSHOT_ID, snapshot_ids) for name in FINDINGS_TABLES
     }
     if min_age is not None:
         moment = now or datetime.now(UTC)
@@ -129,7 +128,7 @@ def remove_findings(
             for run in unfinished_runs(store)
             if is_snapshot_id(run) and id_created_at(run) <= moment - min_age
         ]
-        removed["check_results"] += delete_rows(store, "check_results", "run_id", stale)
+        removed["check_results"] += store._delete_rows("check_results", "run_id", stale)
     return {name: count for name, count in removed.items() if count}
 
 

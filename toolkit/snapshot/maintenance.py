@@ -14,50 +14,33 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-import pyarrow.compute as pc
-
 from toolkit.snapshot.findings_history import remove_findings
 from toolkit.snapshot.schema import SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import DECLARED, SNAPSHOT_TABLES
-from toolkit.snapshot.snapshot_ids import id_created_at, is_snapshot_id, require_id
-from toolkit.snapshot.store import REWRITTEN
+from toolkit.snapshot.snapshot_ids import id_created_at, is_snapshot_id
+from toolkit.snapshot.store_tables import REWRITTEN
 from toolkit.snapshot.verify import find_orphans
 from toolkit.snapshot.views import VISIBLE_STATUSES
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from toolkit.snapshot.store import Store
+    from toolkit.snapshot.store_tables import StoreTables
 
 __all__ = [
     "CompactReport",
     "GcReport",
     "VacuumReport",
     "compact",
-    "delete_rows",
     "delete_snapshots",
     "gc",
     "vacuum",
 ]
 
 
-def delete_snapshots(store: Store, name: str, snapshot_ids: Iterable[str]) -> int:
+def delete_snapshots(store: StoreTables, name: str, snapshot_ids: Iterable[str]) -> int:
     """Remove every row of ``snapshot_ids`` from table ``name``; returns the rows removed."""
-    return delete_rows(store, name, SNAPSHOT_ID, snapshot_ids)
-
-
-def delete_rows(store: Store, name: str, column: str, ids: Iterable[str]) -> int:
-    """Remove every row of table ``name`` whose ``column`` (a snapshot or run id) is one of
-    ``ids`` (each a well-formed id); returns the rows removed."""
-    wanted = sorted({require_id(sid) for sid in ids})
-    dataset = store._dataset(name)
-    if dataset is None or not wanted:
-        return 0
-    doomed = pc.field(column).isin(wanted)
-    count = int(dataset.count_rows(filter=doomed))
-    if count:
-        store._overwrite(name, dataset.scanner(filter=~doomed).to_reader())
-    return count
+    return store._delete_rows(name, SNAPSHOT_ID, snapshot_ids)
 
 
 @dataclass(frozen=True)
@@ -74,7 +57,7 @@ class GcReport:
         return sum(self.removed_rows.values())
 
 
-def gc(store: Store, *, min_age: timedelta, now: datetime | None = None) -> GcReport:
+def gc(store: StoreTables, *, min_age: timedelta, now: datetime | None = None) -> GcReport:
     """Delete data rows whose snapshot never committed or was pruned, their findings
     history, and ``check_results`` rows of judgings that never committed.
 
@@ -111,7 +94,7 @@ class CompactReport:
     files_after: Mapping[str, int]
 
 
-def compact(store: Store) -> CompactReport:
+def compact(store: StoreTables) -> CompactReport:
     """Delta ``optimize.compact`` on every table: few large files instead of many small,
     in row groups a query of a few snapshots can skip (:data:`~toolkit.snapshot.store.REWRITTEN`).
 
@@ -145,7 +128,7 @@ class VacuumReport:
         return sum(self.removed.values())
 
 
-def vacuum(store: Store, *, retention_hours: int) -> VacuumReport:
+def vacuum(store: StoreTables, *, retention_hours: int) -> VacuumReport:
     """Remove files no transaction needs any more, older than ``retention_hours``.
 
     Below Delta's 168-hour safety default, time travel to older versions stops working;

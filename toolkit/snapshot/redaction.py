@@ -255,8 +255,22 @@ def redact_url(url: str, *, mask_path: bool = True) -> RedactedUrl:
     netloc = f"[{host}]" if ":" in host else host
     if port is not None:
         netloc += f":{port}"
+    path, secret_path = _masked_path(host, parts.path, mask_path=mask_path)
+    masked = "&".join(f"{_query_name(name, value)}={MASK}" for name, value in query)
+    text = f"{parts.scheme}://{netloc}{path}"
+    if masked:
+        text += f"?{masked}"
+    has_userinfo = "@" in parts.netloc
+    secret = has_userinfo or secret_query or secret_path
+    return RedactedUrl(text, parts.scheme or None, host, port, secret)
+
+
+def _masked_path(host: str, path: str, *, mask_path: bool) -> tuple[str, bool]:
+    """``path`` with every path parameter value masked, and (with ``mask_path``) every
+    segment that looks like a token or follows a known service's secret route; and whether
+    a masked segment or parameter looked like a credential."""
     # a segment is its name and its parameters: "notify;token=abc" is "notify", [("token", "abc")]
-    split = [segment.split(";") for segment in parts.path.split("/")]
+    split = [segment.split(";") for segment in path.split("/")]
     segments = [name for name, *_ in split]
     params = [[_parameter(text) for text in rest] for _, *rest in split]
     if mask_path:
@@ -265,24 +279,12 @@ def redact_url(url: str, *, mask_path: bool = True) -> RedactedUrl:
             MASK if (n >= secret_from and segment) or is_token(segment) else segment
             for n, segment in enumerate(segments)
         ]
-    path = "/".join(
+    masked = "/".join(
         "".join([segment, *(f";{_query_name(name, value)}={MASK}" for name, value in pairs)])
         for segment, pairs in zip(segments, params, strict=True)
     )
-    masked = "&".join(f"{_query_name(name, value)}={MASK}" for name, value in query)
-    text = f"{parts.scheme}://{netloc}{path}"
-    if masked:
-        text += f"?{masked}"
-    has_userinfo = "@" in parts.netloc
-    secret_path = MASK in segments
     secret_params = any(_secret_pair(pair) for pairs in params for pair in pairs)
-    return RedactedUrl(
-        text,
-        parts.scheme or None,
-        host,
-        port,
-        has_userinfo or secret_query or secret_path or secret_params,
-    )
+    return masked, MASK in segments or secret_params
 
 
 def _unparsed(url: str) -> RedactedUrl:

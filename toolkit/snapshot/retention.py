@@ -33,7 +33,7 @@ from toolkit.snapshot.views import VISIBLE_STATUSES
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from toolkit.snapshot.store import Store
+    from toolkit.snapshot.store_tables import StoreTables
 
 __all__ = ["RetentionPolicy", "RetentionReport", "apply_retention", "select_pruned"]
 
@@ -96,7 +96,7 @@ def _bucket(at: datetime, age: timedelta, policy: RetentionPolicy) -> tuple[str,
 
 
 def apply_retention(
-    store: Store, policy: RetentionPolicy, *, now: datetime | None = None
+    store: StoreTables, policy: RetentionPolicy, *, now: datetime | None = None
 ) -> RetentionReport:
     """Prune what ``policy`` does not keep: mark the rows, then delete their data."""
     moment = now or datetime.now(UTC)
@@ -111,7 +111,7 @@ def apply_retention(
     return RetentionReport(tuple(kept), tuple(sorted(pruned)), deleted)
 
 
-def _mark_pruned(store: Store, snapshot_ids: Sequence[str], moment: datetime) -> None:
+def _mark_pruned(store: StoreTables, snapshot_ids: Sequence[str], moment: datetime) -> None:
     """Set status ``pruned`` and ``pruned_at`` on these rows, rewriting the (small) table."""
     rows = store._snapshot_rows()
     hit = pc.is_in(rows.column("snapshot_id"), pa.array([require_id(s) for s in snapshot_ids]))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolkit import __version__
+from toolkit._version import __version__
 from toolkit.errors import WriterStateError
 from toolkit.snapshot.column_masking import mask_row
 from toolkit.snapshot.content_hash import (
@@ -36,7 +36,7 @@ from toolkit.snapshot.snapshot_info import SnapshotInfo
 from toolkit.snapshot.validation import Rows, to_arrow
 
 if TYPE_CHECKING:
-    from toolkit.snapshot.store import Store
+    from toolkit.snapshot.store_tables import StoreTables
 
 __all__ = ["FaultHook", "SnapshotMeta", "SnapshotWriter"]
 
@@ -73,7 +73,7 @@ class SnapshotWriter:
 
     def __init__(
         self,
-        store: Store,
+        store: StoreTables,
         snapshot_id: str,
         snapshot_at: datetime,
         meta: SnapshotMeta,

@@ -44,7 +44,7 @@ from toolkit.snapshot.views import VISIBLE_STATUSES
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping
 
-    from toolkit.snapshot.store import Store
+    from toolkit.snapshot.store_tables import StoreTables
 
 __all__ = ["ChainBreak", "VerifyReport", "find_orphans", "verify"]
 
@@ -126,7 +126,7 @@ class VerifyReport:
 
 
 def verify(
-    store: Store,
+    store: StoreTables,
     *,
     content: Collection[str] | None = None,
     progress: Callable[[int, int], None] | None = None,

@@ -31,7 +31,6 @@ How the rows are read:
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,11 +41,12 @@ import pyarrow.dataset as ds
 from toolkit.errors import StoreUnavailable, storage_message
 from toolkit.snapshot.schema_tables import DECLARED, FINDINGS_TABLES, SNAPSHOT_TABLES
 from toolkit.snapshot.snapshot_ids import id_list_literal
+from toolkit.snapshot.store_tables import ParquetFiles
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping, Sequence
+    from collections.abc import Collection, Mapping
 
-    from toolkit.snapshot.store import Store
+    from toolkit.snapshot.store_tables import StoreTables
 
 __all__ = [
     "ParquetFiles",
@@ -62,16 +62,8 @@ _OPENERS = 4
 """Tables opened at once by :func:`connect` (reading Delta logs: I/O, not CPU)."""
 
 
-@dataclass(frozen=True)
-class ParquetFiles:
-    """A table's rows as plain Parquet files, and the columns those files have."""
-
-    paths: Sequence[str]
-    columns: frozenset[str]
-
-
 def connect(
-    store: Store,
+    store: StoreTables,
     snapshot_ids: Collection[str] | None = None,
     snapshot_rows: pa.Table | None = None,
 ) -> duckdb.DuckDBPyConnection:
@@ -142,7 +134,7 @@ def connect_arrow(
     return con
 
 
-def attach_findings(con: duckdb.DuckDBPyConnection, store: Store) -> None:
+def attach_findings(con: duckdb.DuckDBPyConnection, store: StoreTables) -> None:
     """Point ``con``'s findings history views (made by :func:`connect`) at the store's
     tables as they are now: after a judging appended to them."""
     for name in FINDINGS_TABLES:

@@ -7,7 +7,7 @@
 -- history: snapshot
 with judged as (
     select *,
-        -- problems start with the member they are about (toolkit/identity.py)
+        -- problems start with the member they are about (toolkit/collect/identity.py)
         coalesce(list_filter(problems, lambda p:
             regexp_matches(p, '^api_key\.(expires_at|last_used_at|created_at) ')), []) as time_problems
     from credential_known

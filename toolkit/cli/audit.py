@@ -1,5 +1,5 @@
 """``platform-audit audit``: the audit from the command line (``checks`` and ``finding`` are
-:mod:`toolkit.cli_checks`, ``diff`` is :mod:`toolkit.cli_diff`).
+:mod:`toolkit.cli.checks`, ``diff`` is :mod:`toolkit.cli.diff`).
 
 ``audit`` exits 1 when an unwaived finding at or above ``--fail-on`` is in alarm (new,
 regressed or open; with ``--fail-on-new`` only new or regressed), so a CI pipeline can gate
@@ -26,9 +26,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolkit.cli_checks import checks_command, finding_command
-from toolkit.cli_diff import diff_command
-from toolkit.cli_options import (
+from toolkit.cli.checks import checks_command, finding_command
+from toolkit.cli.diff import diff_command
+from toolkit.cli.options import (
     CheckOpt,
     ConfigOpt,
     SkipOpt,
@@ -40,11 +40,10 @@ from toolkit.cli_options import (
     fail,
     output_format,
 )
-from toolkit.cli_stdout import console, writing_stdout
+from toolkit.cli.stdout import console, writing_stdout
 from toolkit.config import FAIL_ON, load_settings
-from toolkit.errors import ConfigError
-from toolkit.exit_codes import ExitCode
-from toolkit.visible_text import visible
+from toolkit.errors import ConfigError, ExitCode
+from toolkit.snapshot.visible_text import visible
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -64,7 +63,7 @@ def register(app: typer.Typer) -> None:
     app.command("audit")(audit_command)
     app.command("checks")(checks_command)
     app.command("finding")(finding_command)
-    app.command("diff")(diff_command)  # toolkit.cli_diff
+    app.command("diff")(diff_command)  # toolkit.cli.diff
 
 
 def audit_command(

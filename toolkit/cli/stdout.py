@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from toolkit.cli_options import fail
-from toolkit.exit_codes import ExitCode
+from toolkit.cli.options import fail
+from toolkit.errors import ExitCode
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

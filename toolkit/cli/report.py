@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from toolkit.cli_options import (
+from toolkit.cli.options import (
     CheckOpt,
     ConfigOpt,
     SkipOpt,
@@ -33,14 +33,42 @@ from toolkit.cli_options import (
     output_format,
 )
 from toolkit.config import load_settings
-from toolkit.exit_codes import ExitCode
-from toolkit.report_formats import REPORT_FORMATS, REPORT_SUFFIXES, suffixes_text
+from toolkit.errors import ExitCode
+from toolkit.report.report_formats import REPORT_FORMATS, REPORT_SUFFIXES, suffixes_text
 
 __all__ = ["DEFAULT_HTML_OUT", "register", "report_command"]
 
 DEFAULT_HTML_OUT = Path("audit-report.html")
 
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
+
+
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help=f"Write the report here; its suffix picks the format ({suffixes_text()}). "
+        f"Without it: HTML to {DEFAULT_HTML_OUT}, other formats to standard output.",
+    ),
+]
+FormatOpt = Annotated[
+    str | None,
+    typer.Option("--format", help="html, markdown, json or csv (default: from --out, else html)."),
+]
+SinceOpt = Annotated[
+    datetime | None,
+    typer.Option(
+        "--since", help="Trends and evidence from this UTC date or time on (e.g. 2026-01-01)."
+    ),
+]
+CompareToOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--compare-to",
+        help="Compare with this snapshot (id or unique prefix; default: the "
+        "complete one before the newest).",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -50,34 +78,10 @@ def register(app: typer.Typer) -> None:
 
 def report_command(
     store: StoreOpt = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            help=f"Write the report here; its suffix picks the format ({suffixes_text()}). "
-            f"Without it: HTML to {DEFAULT_HTML_OUT}, other formats to standard output.",
-        ),
-    ] = None,
-    format: Annotated[
-        str | None,
-        typer.Option(
-            "--format", help="html, markdown, json or csv (default: from --out, else html)."
-        ),
-    ] = None,
-    since: Annotated[
-        datetime | None,
-        typer.Option(
-            "--since", help="Trends and evidence from this UTC date or time on (e.g. 2026-01-01)."
-        ),
-    ] = None,
-    compare_to: Annotated[
-        str | None,
-        typer.Option(
-            "--compare-to",
-            help="Compare with this snapshot (id or unique prefix; default: the "
-            "complete one before the newest).",
-        ),
-    ] = None,
+    out: OutOpt = None,
+    format: FormatOpt = None,
+    since: SinceOpt = None,
+    compare_to: CompareToOpt = None,
     waivers: WaiversOpt = None,
     config: ConfigOpt = None,
     check: CheckOpt = None,
@@ -86,7 +90,7 @@ def report_command(
     """Build the audit report: summary, trends, changes, checks, findings, key scope, waivers."""
     from toolkit.audit import AuditRequest
     from toolkit.audit.formats import partial_lines
-    from toolkit.cli_stdout import writing_stdout
+    from toolkit.cli.stdout import writing_stdout
     from toolkit.report import gather_report, render_report_data
     from toolkit.report.report_writer import write_text
     from toolkit.snapshot import Store

@@ -3,7 +3,7 @@
 Without any setting it shows what the toolkit sees of a platform: who each kind of key is,
 what a key limited to one project can reach, that a crawl through a flaky platform still
 gets everything; then it snapshots the simulated world once a day for ``days`` days while a
-scripted operator changes some limits (:mod:`toolkit.demo_steps`), audits the history and
+scripted operator changes some limits (:mod:`toolkit.pipeline.demo_steps`), audits the history and
 writes the reports. Example::
 
     outcome = run_demo(Console(), services=40, days=14, out=Path("data/demo"))
@@ -22,13 +22,13 @@ from rich.table import Table
 from rich.text import Text
 
 from toolkit.api import ClientConfig, PlatformClient, PlatformError, RequestError, Secret
-from toolkit.demo_steps import Operator, demo_settings, forget_tokens, write_reports
+from toolkit.collect.identity import parse_identity
 from toolkit.errors import ToolkitError
-from toolkit.identity import parse_identity
+from toolkit.pipeline.demo_steps import Operator, demo_settings, forget_tokens, write_reports
+from toolkit.pipeline.snapshot_job import take_snapshot
 from toolkit.sim import Simulator, SimulatorServer
 from toolkit.sim.cli_serve import today_utc
 from toolkit.snapshot import Store
-from toolkit.snapshot_job import take_snapshot
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -19,26 +19,26 @@ from deltalake.exceptions import DeltaError
 from rich.console import Console
 from rich.text import Text
 
-from toolkit import __version__
-from toolkit.cli_audit import register as register_audit
-from toolkit.cli_options import BaseUrlOpt, ConfigOpt, StoreOpt, TokenEnvOpt, fail
-from toolkit.cli_report import register as register_report
-from toolkit.cli_schedule import register as register_schedule
-from toolkit.cli_store import sql_command, store_app
+from toolkit._version import __version__
+from toolkit.cli.audit import register as register_audit
+from toolkit.cli.options import BaseUrlOpt, ConfigOpt, StoreOpt, TokenEnvOpt, fail
+from toolkit.cli.report import register as register_report
+from toolkit.cli.schedule import register as register_schedule
+from toolkit.cli.store import sql_command, store_app
 from toolkit.config import DEFAULT_CONFIG_NAME, example_config, load_settings
 from toolkit.errors import (
     CollectionAborted,
     ConfigError,
+    ExitCode,
     LockHeld,
     PlatformUnavailable,
     StoreError,
 )
-from toolkit.exit_codes import ExitCode
-from toolkit.snapshot_job import describe_run, store_failure, take_snapshot
+from toolkit.pipeline.snapshot_job import describe_run, store_failure, take_snapshot
 
 if TYPE_CHECKING:
     from toolkit.config import Settings
-    from toolkit.snapshot_job import SnapshotRun
+    from toolkit.pipeline.snapshot_job import SnapshotRun
 
 __all__ = ["ExitCode", "app"]
 
@@ -151,7 +151,8 @@ def check(
     config: ConfigOpt = None, base_url: BaseUrlOpt = None, token_env: TokenEnvOpt = None
 ) -> None:
     """Call /users/me and show who the credential is: role, access and limits."""
-    from toolkit.identity import describe_identity, probe_identity
+    from toolkit.cli.identity_view import describe_identity
+    from toolkit.pipeline.identity_probe import probe_identity
 
     try:
         settings = load_settings(config, base_url=base_url, token_env=token_env)
@@ -173,30 +174,36 @@ def _credential_pairs(values: list[str]) -> dict[str, str]:
     return pairs
 
 
+AsOfOpt = Annotated[
+    datetime | None,
+    typer.Option("--as-of", help="Stamp the snapshot with this UTC time instead of now."),
+]
+CredentialOpt = Annotated[
+    list[str] | None,
+    typer.Option("--credential", help="Also audit this key: NAME=ENV_VAR (repeatable)."),
+]
+VerifyScopeOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--verify-scope/--no-verify-scope",
+        help="Verified mode: compare what each audited key really sees with the scope it "
+        "claims (check KEY009; up to six more calls per audited key). Overrides "
+        "\\[collect] verify_scope for this run; off by default.",
+    ),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
+
+
 @app.command()
 def snapshot(
     config: ConfigOpt = None,
     base_url: BaseUrlOpt = None,
     token_env: TokenEnvOpt = None,
     store: StoreOpt = None,
-    as_of: Annotated[
-        datetime | None,
-        typer.Option("--as-of", help="Stamp the snapshot with this UTC time instead of now."),
-    ] = None,
-    credential: Annotated[
-        list[str] | None,
-        typer.Option("--credential", help="Also audit this key: NAME=ENV_VAR (repeatable)."),
-    ] = None,
-    verify_scope: Annotated[
-        bool | None,
-        typer.Option(
-            "--verify-scope/--no-verify-scope",
-            help="Verified mode: compare what each audited key really sees with the scope it "
-            "claims (check KEY009; up to six more calls per audited key). Overrides "
-            "\\[collect] verify_scope for this run; off by default.",
-        ),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+    as_of: AsOfOpt = None,
+    credential: CredentialOpt = None,
+    verify_scope: VerifyScopeOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Collect the platform into one snapshot.
 
@@ -238,7 +245,12 @@ def snapshot(
         raise fail(str(exc), ExitCode.UNREACHABLE) from None
     except (OSError, DeltaError, StoreError) as exc:  # full disk, permissions, bucket
         raise fail(store_failure(url, exc), ExitCode.STORE) from None
-    console.print(describe_run(run, settings.store_url))
+    _report_run(run, settings.store_url)
+
+
+def _report_run(run: SnapshotRun, store_url: str) -> None:
+    """What a snapshot committed, its warnings, and exit 3 when it is partial."""
+    console.print(describe_run(run, store_url))
     for warning in run.warnings:
         err.print(Text.assemble(("warning: ", "yellow"), warning), highlight=False)
     if run.info.status != "complete":
@@ -355,12 +367,8 @@ def demo(
     ),
 ) -> None:
     """Start the embedded simulator, snapshot two simulated weeks, audit and write reports."""
-    from toolkit.demo import run_demo
+    from toolkit.pipeline.demo import run_demo
 
     if not 5 <= services <= 50_000 or days < 1:
         raise fail("--services must be between 5 and 50000 and --days at least 1", ExitCode.CONFIG)
     run_demo(console, services=services, seed=seed, days=days, out=out)
-
-
-if __name__ == "__main__":
-    app()

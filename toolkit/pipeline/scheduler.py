@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from deltalake.exceptions import DeltaError
 
 from toolkit.errors import ScheduleError, StoreError
+from toolkit.pipeline.scheduled_job import EXIT_CODES, RunOutcome, run_job, unexpected
 from toolkit.schedule.cadence import Cadence, backoff_delay
-from toolkit.schedule.job import EXIT_CODES, RunOutcome, run_job, unexpected
 from toolkit.schedule.lock import LeaseKeeper, acquire_lock, renew_every_s, renew_or_warn
 from toolkit.schedule.maintenance import maintain, maintenance_due
 from toolkit.schedule.status import check_writable, read_status, write_status
@@ -46,7 +46,8 @@ logger = logging.getLogger("toolkit.schedule")
 
 
 class Scheduler:
-    """Runs :func:`~toolkit.schedule.job.run_job` on a cadence; see the module docstring."""
+    """Runs :func:`~toolkit.pipeline.scheduled_job.run_job` on a cadence (see the module
+    docstring)."""
 
     def __init__(
         self,

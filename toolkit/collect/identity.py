@@ -1,4 +1,4 @@
-"""Who a credential is: ``/users/me`` parsed leniently, and the ``check`` command's answer.
+"""Who a credential is: ``/users/me`` parsed leniently.
 
 The shape of ``/users/me`` is an assumption (``api-facts.md``), so the parser never guesses:
 what it cannot read it reports in ``problems``, and the audit says so plainly instead of
@@ -14,25 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
-from toolkit.api import (
-    EndpointMissing,
-    NotFound,
-    PlatformClient,
-    RequestError,
-    Unauthorized,
-    prefix_suggestion,
-)
-
-if TYPE_CHECKING:
-    from toolkit.config import Credential, Settings
-
-__all__ = ["Identity", "IdentityOutcome", "describe_identity", "parse_identity", "probe_identity"]
+__all__ = ["Identity", "parse_identity"]
 
 _ROLES = ("viewer", "editor", "admin")
 _LEVELS = ("team", "project", "environment", "service")
@@ -156,109 +140,3 @@ def _resources(value: object, problems: list[str]) -> tuple[tuple[str, str], ...
         else:
             problems.append(f"api_key.resources has an entry without type and id: {str(item)[:60]}")
     return tuple(found)
-
-
-@dataclass(frozen=True, kw_only=True)
-class IdentityOutcome:
-    """The result of ``check``: an identity, or an error sentence with its exit code."""
-
-    base_url: str
-    credential: str
-    identity: Identity | None = None
-    error: str | None = None
-    exit_code: int = 0
-
-
-def describe_identity(outcome: IdentityOutcome, *, now: datetime | None = None) -> RenderableType:
-    """A table for the terminal; every value from the platform is rendered as plain text."""
-    ident = outcome.identity
-    assert ident is not None, "describe_identity needs a successful outcome"
-    now = now or datetime.now(UTC)
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column()
-    rows: list[tuple[str, str]] = [
-        ("platform", outcome.base_url),
-        ("credential", outcome.credential),
-        (
-            "user",
-            " ".join(x for x in (ident.user_name, f"<{ident.email}>" if ident.email else None) if x)
-            or "?",
-        ),
-    ]
-    if not ident.is_api_key:
-        rows.append(("kind", "access token (not an API key): acts with the user's full rights"))
-    else:
-        rows += [
-            ("kind", f"API key {ident.key_name or '?'}"),
-            ("role", ident.role or "unknown"),
-            ("access", _access_text(ident)),
-            ("expires", _expiry_text(ident, now)),
-            ("last used", _last_use_text(ident)),
-        ]
-    for label, value in rows:
-        table.add_row(label, Text(value))
-    notes = [Text(f"note: {p}", style="yellow") for p in ident.problems]
-    return Group(Text("The credential works.", style="green"), table, *notes)
-
-
-def _access_text(ident: Identity) -> str:
-    if ident.access == "all":
-        return "everything its creator can access"
-    if not ident.resources:
-        return ident.access or "unknown"
-    return "limited to " + ", ".join(f"{kind} {ident_}" for kind, ident_ in ident.resources)
-
-
-def _unreadable(ident: Identity, member: str) -> bool:
-    return any(p.startswith(f"api_key.{member} ") for p in ident.problems)
-
-
-def _last_use_text(ident: Identity) -> str:
-    if ident.last_used_at is not None:
-        return ident.last_used_at.isoformat()
-    return "unknown (see the note below)" if _unreadable(ident, "last_used_at") else "never"
-
-
-def _expiry_text(ident: Identity, now: datetime) -> str:
-    expires_at = ident.expires_at
-    if expires_at is None and _unreadable(ident, "expires_at"):
-        return "unknown (see the note below)"
-    if expires_at is None:
-        return "never (consider a key that expires)"
-    days = (expires_at - now).days
-    if days < 0:
-        return f"{expires_at.isoformat()} (expired)"
-    return f"{expires_at.isoformat()} (in {days} days)"
-
-
-def probe_identity(settings: Settings, credential: Credential | None = None) -> IdentityOutcome:
-    """Call ``/users/me`` once (with the client's retries) and turn the answer into an outcome.
-
-    Configuration problems raise :class:`~toolkit.errors.ConfigError`; everything the
-    platform answers becomes an outcome with an exit code and a sentence saying what to do.
-    """
-    cred = credential or settings.collecting
-    config = settings.client_config(cred)
-    outcome = partial(IdentityOutcome, base_url=config.base_url, credential=cred.name)
-    try:
-        with PlatformClient(config) as client:
-            return outcome(identity=parse_identity(client.me()))
-    except (EndpointMissing, NotFound) as exc:
-        root = config.base_url.rstrip("/")
-        path = getattr(exc, "path", None) or "/users/me"
-        answered = f"{exc.status}, {getattr(exc, 'content_type', None) or 'no content type'}"
-        return outcome(
-            error=f"{root} has no /users/me (GET {path} answered {answered}): check the URL; "
-            f'try --base-url {prefix_suggestion(root)}, or set [endpoints] "users.me" = '
-            '"/its/path" if this server serves it at another path',
-            exit_code=5,
-        )
-    except Unauthorized as exc:
-        return outcome(
-            error=f"the platform refused credential {cred.name!r} ({exc.message}): it is missing, "
-            f"expired or revoked; create a new key and export it as ${cred.token_env}",
-            exit_code=4,
-        )
-    except RequestError as exc:
-        return outcome(error=str(exc), exit_code=5)

@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.text import Text
 
 from toolkit.config import DEFAULT_CONFIG_NAME
-from toolkit.exit_codes import ExitCode
-from toolkit.report_formats import suffixes_text
+from toolkit.errors import ExitCode
+from toolkit.report.report_formats import suffixes_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence

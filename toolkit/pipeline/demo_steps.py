@@ -1,6 +1,6 @@
 """The demo's simulated weeks: its credentials, a scripted operator, the audit and the reports.
 
-:func:`toolkit.demo.run_demo` walks through these steps; each is usable on its own, e.g. to
+:func:`toolkit.pipeline.demo.run_demo` walks through these steps; each is usable on its own, e.g. to
 build a demo store in a test::
 
     settings = demo_settings(sim, server.base_url, out)

@@ -14,9 +14,7 @@ it (``token_env``). Example::
 
 from __future__ import annotations
 
-import difflib
 import os
-import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -24,9 +22,18 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.api import ClientConfig, Secret
 from toolkit.api import ConfigError as ApiConfigError
-from toolkit.config_audit import AUDIT_KEYS, FAIL_ON, audit_from_file
-from toolkit.config_collect import COLLECT_KEYS, collect_from_file
-from toolkit.config_server import endpoints_from_file, fields_from_file
+from toolkit.config.audit_section import AUDIT_KEYS, FAIL_ON, audit_from_file
+from toolkit.config.collect_section import COLLECT_KEYS, collect_from_file
+from toolkit.config.config_file import (
+    DEFAULT_CONFIG_NAME,
+    find_file,
+    is_kind,
+    kind_name,
+    not_a_table,
+    read_toml,
+    refuse_unknown,
+)
+from toolkit.config.server_sections import endpoints_from_file, fields_from_file
 from toolkit.errors import ConfigError
 from toolkit.schedule.settings import (
     NOTIFY_KEYS,
@@ -36,7 +43,6 @@ from toolkit.schedule.settings import (
     notify_from_file,
     schedule_from_file,
 )
-from toolkit.text_file import NotUtf8, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -52,8 +58,6 @@ __all__ = [
     "load_settings",
 ]
 
-DEFAULT_CONFIG_NAME = "platform-audit.toml"
-ENV_CONFIG = "PLATFORM_AUDIT_CONFIG"
 ENV_URL = "PLATFORM_API_URL"
 ENV_KEY = "PLATFORM_API_KEY"
 ENV_STORE = "PLATFORM_AUDIT_STORE"
@@ -201,7 +205,9 @@ def example_config() -> str:
     """
     from toolkit.audit.catalogue import params_example
 
-    static = resources.files("toolkit").joinpath("platform-audit.example.toml").read_text("utf-8")
+    static = (
+        resources.files("toolkit.config").joinpath("platform-audit.example.toml").read_text("utf-8")
+    )
     return static.rstrip("\n") + "\n" + params_example()
 
 
@@ -220,8 +226,8 @@ def load_settings(
     ``audited`` adds credentials to audit, name -> variable (``--credential NAME=VAR``).
     """
     env = os.environ if environ is None else environ
-    source = _find_file(path, env)
-    raw = _read_toml(source) if source else {}
+    source = find_file(path, env)
+    raw = read_toml(source) if source else {}
     values = _from_file(raw, source)
     if env.get(ENV_URL):
         values["base_url"] = env[ENV_URL]
@@ -246,47 +252,18 @@ def load_settings(
     return settings
 
 
-def _find_file(path: Path | None, env: Mapping[str, str]) -> Path | None:
-    if path is not None:
-        if path.is_dir():
-            raise ConfigError(f"config file {path} is a folder: pass --config a TOML file")
-        if not path.is_file():
-            raise ConfigError(f"config file {path} does not exist: run `platform-audit init`")
-        return path
-    if env.get(ENV_CONFIG):
-        named = Path(env[ENV_CONFIG])
-        if not named.is_file():
-            what = "a folder, not a file" if named.is_dir() else "which does not exist"
-            raise ConfigError(f"${ENV_CONFIG} names {named}, {what}")
-        return named
-    default = Path(DEFAULT_CONFIG_NAME)
-    return default if default.is_file() else None
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    """The file's tables; a UTF-8 byte-order mark (Windows editors write one) is dropped."""
-    try:
-        return tomllib.loads(read_utf8(path))
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path} ({exc.strerror or exc})") from None
-    except NotUtf8 as exc:
-        raise ConfigError(f"{exc}, or pass --config the right file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML ({exc}): fix the line it names") from exc
-
-
 def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
     where = str(source)
-    _refuse_unknown(raw, set(_SCHEMA) | _TABLES_OF_TABLES, where)
+    refuse_unknown(raw, set(_SCHEMA) | _TABLES_OF_TABLES, where)
     for section in (*_SCHEMA, *sorted(_TABLES_OF_TABLES)):
         if section in raw and not isinstance(raw[section], dict):
-            raise ConfigError(f"{where}: {_not_a_table(section, raw[section])}")
+            raise ConfigError(f"{where}: {not_a_table(section, raw[section])}")
     for section, keys in _SCHEMA.items():
         table = raw.get(section, {})
-        _refuse_unknown(table, set(keys), f"{where} [{section}]")
+        refuse_unknown(table, set(keys), f"{where} [{section}]")
         for key, kind in keys.items():
-            if key in table and not _is_kind(table[key], kind):
-                raise ConfigError(f"{where}: [{section}] {key} must be {_kind_name(kind)}")
+            if key in table and not is_kind(table[key], kind):
+                raise ConfigError(f"{where}: [{section}] {key} must be {kind_name(kind)}")
     platform, client, store = (raw.get(s, {}) for s in ("platform", "client", "store"))
     values: dict[str, Any] = {k: client[k] for k in _SCHEMA["client"] if k in client}
     if values.get("rate_per_minute") == 0:
@@ -321,30 +298,6 @@ def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
     return values
 
 
-def _not_a_table(section: str, value: object) -> str:
-    """What to write instead of ``section = value`` at the top of the file (a section's
-    setting written above its header, or a header left out)."""
-    if section == "checks":
-        hint = (
-            "; to run the checks of your own folders, write checks = [...] under [audit]"
-            if isinstance(value, list)
-            else ""
-        )
-        return (
-            "checks must be a table of [checks.ID] tables, each holding one check's "
-            f"thresholds (e.g. [checks.RES005] then max_ratio = 10){hint}"
-        )
-    if section == "credentials":
-        return (
-            f"{section} must be a table of [{section}.NAME] tables, each with "
-            'token_env = "ENV_VAR_NAME"'
-        )
-    return (
-        f"{section} is set to a value, but it is a section: write [{section}] on a line of "
-        "its own, with its settings below it"
-    )
-
-
 def _credentials(table: Mapping[str, Any], where: str) -> dict[str, Credential]:
     found: dict[str, Credential] = {}
     for name, body in table.items():
@@ -353,39 +306,9 @@ def _credentials(table: Mapping[str, Any], where: str) -> dict[str, Credential]:
                 f'{where}: [credentials.{name}] needs token_env = "ENV_VAR_NAME" (the '
                 "variable that holds the key; the key itself never goes in the file)"
             )
-        _refuse_unknown(body, {"token_env"}, f"{where} [credentials.{name}]")
+        refuse_unknown(body, {"token_env"}, f"{where} [credentials.{name}]")
         found[name] = Credential(name=name, token_env=body["token_env"])
     return found
-
-
-def _refuse_unknown(table: Mapping[str, Any], known: set[str], where: str) -> None:
-    for key in table:
-        if key not in known:
-            close = difflib.get_close_matches(key, sorted(known), n=1)
-            hint = (
-                f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(known))}"
-            )
-            raise ConfigError(f"{where}: unknown setting {key!r}{hint}")
-
-
-def _is_kind(value: object, kind: type | tuple[type, ...]) -> bool:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if isinstance(value, bool):  # TOML's true is no number
-        return bool in kinds
-    return isinstance(value, kinds)
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if list in kinds:
-        return "a list"
-    if str in kinds and bool in kinds:
-        return "a string, true or false"
-    if bool in kinds:
-        return "true or false"
-    if float in kinds:
-        return "a number"
-    return "a whole number" if int in kinds else "a string"
 
 
 def _check_url(url: str) -> None:

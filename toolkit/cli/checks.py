@@ -3,7 +3,7 @@
 ``checks`` lists the checks an audit would run with their thresholds (``--format json`` for
 scripts); ``finding CHECK RESOURCE`` runs that check alone over the whole history and tells
 the finding's episodes in alarm, when each was fixed and after how long. Both are added to
-the command by :func:`toolkit.cli_audit.register`::
+the command by :func:`toolkit.cli.audit.register`::
 
     platform-audit checks --check key-scope --format json
     platform-audit finding DEP003 gateway --format json
@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from toolkit.cli_options import (
+from toolkit.cli.options import (
     ConfigOpt,
     ListedOpt,
     SkipOpt,
@@ -34,10 +34,9 @@ from toolkit.cli_options import (
     fail,
     table_or_json,
 )
-from toolkit.cli_stdout import console, writing_stdout
+from toolkit.cli.stdout import console, writing_stdout
 from toolkit.config import load_settings
-from toolkit.errors import CheckDefinitionError, ConfigError
-from toolkit.exit_codes import ExitCode
+from toolkit.errors import CheckDefinitionError, ConfigError, ExitCode
 
 __all__ = ["checks_command", "finding_command"]
 

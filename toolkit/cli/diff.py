@@ -21,7 +21,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from toolkit.cli_options import (
+from toolkit.cli.options import (
     ConfigOpt,
     StoreOpt,
     TableOrJsonOpt,
@@ -29,7 +29,7 @@ from toolkit.cli_options import (
     audit_errors,
     table_or_json,
 )
-from toolkit.cli_stdout import console, writing_stdout
+from toolkit.cli.stdout import console, writing_stdout
 from toolkit.config import load_settings
 
 if TYPE_CHECKING:

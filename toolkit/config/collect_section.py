@@ -1,8 +1,8 @@
 """The ``[collect]`` settings: what a snapshot's crawl reads, and at which level it asks.
 
 They become the crawl's :class:`~toolkit.collect.CrawlOptions`, which
-:func:`~toolkit.collect.crawl_settings` (so ``platform-audit snapshot`` and the scheduled
-job) uses unless it is given options of its own. Example::
+:func:`~toolkit.pipeline.snapshot_job.crawl_settings` (so ``platform-audit snapshot`` and
+the scheduled job) uses unless it is given options of its own. Example::
 
     [collect]
     deployment_depth = 20

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from toolkit.cli_options import fail
-from toolkit.exit_codes import ExitCode
+from toolkit.cli.options import fail
+from toolkit.errors import ExitCode
 
 if TYPE_CHECKING:
     import duckdb

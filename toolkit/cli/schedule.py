@@ -24,11 +24,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from toolkit.cli_options import ConfigOpt, StoreOpt, fail
-from toolkit.cli_stdout import writing_stdout
+from toolkit.cli.options import ConfigOpt, StoreOpt, fail
+from toolkit.cli.stdout import writing_stdout
 from toolkit.config import load_settings
-from toolkit.errors import ConfigError, LockHeld, StoreError
-from toolkit.exit_codes import ExitCode
+from toolkit.errors import ConfigError, ExitCode, LockHeld, StoreError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -42,54 +41,58 @@ __all__ = ["register", "schedule_command"]
 logger = logging.getLogger("toolkit.schedule")
 
 
+EveryOpt = Annotated[
+    str | None, typer.Option("--every", help='Run at this interval, e.g. "1h", "15m", "0.5s".')
+]
+CronOpt = Annotated[
+    str | None,
+    typer.Option("--cron", help='Run at the times of this cron expression (UTC), "17 * * * *".'),
+]
+MaxRunsOpt = Annotated[
+    int | None,
+    typer.Option("--max-runs", min=1, help="Stop after this many runs (1 for cron/timers)."),
+]
+JitterOpt = Annotated[
+    str | None, typer.Option("--jitter", help="Delay each run by a random time up to this long.")
+]
+StatusFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--status-file", help="Where to write the JSON status (default: \\[schedule] status_file)."
+    ),
+]
+LogFormatOpt = Annotated[
+    str, typer.Option("--log-format", help="text or json (one object per line), on stderr.")
+]
+StatusOpt = Annotated[
+    bool,
+    typer.Option(
+        "--status",
+        help="Print the job's status file (a job whose process ended is 'died') and exit "
+        "with its last run's code (130 when it died); runs nothing.",
+    ),
+]
+
+
 def register(app: typer.Typer) -> None:
     """Add ``schedule`` to the ``platform-audit`` command."""
     app.command("schedule")(schedule_command)
 
 
 def schedule_command(
-    every: Annotated[
-        str | None,
-        typer.Option("--every", help='Run at this interval, e.g. "1h", "15m", "0.5s".'),
-    ] = None,
-    cron: Annotated[
-        str | None,
-        typer.Option(
-            "--cron", help='Run at the times of this cron expression (UTC), "17 * * * *".'
-        ),
-    ] = None,
-    max_runs: Annotated[
-        int | None,
-        typer.Option("--max-runs", min=1, help="Stop after this many runs (1 for cron/timers)."),
-    ] = None,
+    every: EveryOpt = None,
+    cron: CronOpt = None,
+    max_runs: MaxRunsOpt = None,
     config: ConfigOpt = None,
     store: StoreOpt = None,
-    jitter: Annotated[
-        str | None,
-        typer.Option("--jitter", help="Delay each run by a random time up to this long."),
-    ] = None,
-    status_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--status-file",
-            help="Where to write the JSON status (default: \\[schedule] status_file).",
-        ),
-    ] = None,
-    log_format: Annotated[
-        str, typer.Option("--log-format", help="text or json (one object per line), on stderr.")
-    ] = "text",
-    status: Annotated[
-        bool,
-        typer.Option(
-            "--status",
-            help="Print the job's status file (a job whose process ended is 'died') and exit "
-            "with its last run's code (130 when it died); runs nothing.",
-        ),
-    ] = False,
+    jitter: JitterOpt = None,
+    status_file: StatusFileOpt = None,
+    log_format: LogFormatOpt = "text",
+    status: StatusOpt = False,
 ) -> None:
     """Snapshot, audit and maintain the store on a schedule; one job per store at a time."""
+    from toolkit.pipeline.scheduler import Scheduler
     from toolkit.schedule.logs import LOG_FORMATS, install_log_handler
-    from toolkit.schedule.runner import Scheduler
 
     if status:
         raise typer.Exit(_show_status(config, status_file, every or cron or max_runs))

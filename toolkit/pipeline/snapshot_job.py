@@ -22,11 +22,12 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from toolkit.collect import crawl_settings
-from toolkit.errors import ConfigError, PlatformUnavailable
+from toolkit.collect import crawl
+from toolkit.collect.aliases import FieldAliases
+from toolkit.errors import CollectionAborted, ConfigError, PlatformUnavailable
 from toolkit.snapshot import Store
 from toolkit.snapshot.coverage import NOT_COLLECTED, not_collected
-from toolkit.snapshot.redaction import ENV_HMAC_KEY
+from toolkit.snapshot.redaction import ENV_HMAC_KEY, load_fingerprinter
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sized
@@ -35,11 +36,11 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from toolkit.api import CallStats
-    from toolkit.collect import CrawlOptions, CrawlResult
+    from toolkit.collect import CrawlOptions, CrawlOutput, CrawlResult
     from toolkit.config import Settings
     from toolkit.snapshot import FaultHook, SnapshotInfo
 
-__all__ = ["SnapshotRun", "describe_run", "store_failure", "take_snapshot"]
+__all__ = ["SnapshotRun", "crawl_settings", "describe_run", "store_failure", "take_snapshot"]
 
 logger = logging.getLogger(__name__)
 
@@ -254,3 +255,35 @@ def store_failure(store_url: str, exc: BaseException) -> str:
         "permissions or credentials; nothing of this run was committed and earlier snapshots "
         "are intact"
     )
+
+
+def crawl_settings(
+    settings: Settings, *, options: CrawlOptions | None = None, quiet: bool = False
+) -> CrawlOutput:
+    """Crawl with the configured collecting credential; audit every other configured one.
+
+    Without `options`, the crawl uses the configured ones (``[collect]``, `settings.collect`),
+    or the defaults when none are configured; `options` given here replace them whole.
+
+    >>> rows, result = crawl_settings(load_settings())                 # doctest: +SKIP
+    """
+    fingerprints = load_fingerprinter(settings.hmac_key_file, store_root=settings.store_url)
+    audited = {cred.name: settings.client_config(cred) for cred in settings.audited}
+    try:
+        return crawl(
+            settings.client_config(),
+            fingerprints=fingerprints,
+            options=options if options is not None else settings.collect,
+            credential=settings.credential,
+            audited=audited,
+            quiet=quiet,
+            aliases=FieldAliases(settings.fields),
+        )
+    except CollectionAborted as abort:
+        raise CollectionAborted(
+            abort.credential,
+            endpoint=abort.endpoint,
+            status=abort.status,
+            request_id=abort.request_id,
+            token_env=settings.collecting.token_env,
+        ) from None

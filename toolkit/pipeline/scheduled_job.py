@@ -1,8 +1,8 @@
 """One scheduled run: probe, snapshot, audit, notify, report; its outcome as data.
 
 Each phase's failure becomes a :class:`RunOutcome` with an ``outcome`` word, the exit code
-of :class:`toolkit.exit_codes.ExitCode` a job runner alerts on, and one sentence that says what to
-do. Nothing here sleeps or loops; :mod:`toolkit.schedule.runner` does. Example::
+of :class:`toolkit.errors.ExitCode` a job runner alerts on, and one sentence that says what to
+do. Nothing here sleeps or loops; :mod:`toolkit.pipeline.scheduler` does. Example::
 
     outcome = run_job(settings, run_id="r1")
     outcome.outcome, outcome.exit_code, outcome.snapshot_id, outcome.reason
@@ -26,17 +26,17 @@ from toolkit.errors import (
     CheckDefinitionError,
     CollectionAborted,
     ConfigError,
+    ExitCode,
     PlatformUnavailable,
     StoreError,
 )
-from toolkit.exit_codes import ExitCode
-from toolkit.report_formats import format_of
+from toolkit.report.report_formats import format_of
 
 if TYPE_CHECKING:
     from toolkit.audit import AuditResult
     from toolkit.config import Settings
+    from toolkit.pipeline.snapshot_job import SnapshotRun
     from toolkit.snapshot import FaultHook
-    from toolkit.snapshot_job import SnapshotRun
 
 __all__ = ["EXIT_CODES", "RunOutcome", "run_job", "unexpected"]
 
@@ -174,7 +174,7 @@ def _run_phases(settings: Settings, outcome: RunOutcome, fault_hook: FaultHook |
 
 def _probe(settings: Settings, outcome: RunOutcome) -> bool:
     """``/users/me`` first: a platform that is down or a refused key commits nothing."""
-    from toolkit.identity import probe_identity
+    from toolkit.pipeline.identity_probe import probe_identity
 
     try:
         probe = probe_identity(settings)
@@ -193,7 +193,7 @@ def _probe(settings: Settings, outcome: RunOutcome) -> bool:
 def _snapshot(
     settings: Settings, outcome: RunOutcome, fault_hook: FaultHook | None
 ) -> SnapshotRun | None:
-    from toolkit.snapshot_job import store_failure, take_snapshot
+    from toolkit.pipeline.snapshot_job import store_failure, take_snapshot
 
     try:
         run = take_snapshot(settings, quiet=True, fault_hook=fault_hook)

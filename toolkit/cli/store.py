@@ -25,14 +25,13 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from toolkit.cli_options import StoreOpt, fail
-from toolkit.cli_sql import refuse_writes
-from toolkit.cli_stdout import console, writing_stdout
+from toolkit.cli.options import StoreOpt, fail
+from toolkit.cli.sql import refuse_writes
+from toolkit.cli.stdout import console, writing_stdout
 from toolkit.config import load_settings
-from toolkit.errors import ConfigError, LockHeld, StoreError
-from toolkit.exit_codes import ExitCode
+from toolkit.errors import ConfigError, ExitCode, LockHeld, StoreError
 from toolkit.snapshot import RetentionPolicy, Store
-from toolkit.visible_text import visible
+from toolkit.snapshot.visible_text import visible
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -283,7 +282,7 @@ def sql_command(
 
     One statement per call: several would print only the last result, so they are refused,
     as is a query with no statement (exit 2). A statement that could write a file (the
-    store's own among them) is refused unless ``allow_writes`` (:mod:`toolkit.cli_sql`).
+    store's own among them) is refused unless ``allow_writes`` (:mod:`toolkit.cli.sql`).
     ``describe NAME``, ``show NAME`` and
     ``summarize NAME`` of a store view read that view, also where DuckDB alone reads the
     name as its own (``describe variables``: its session variables)."""
