@@ -162,12 +162,13 @@ class FairConnectionPool(httpcore.AsyncConnectionPool):
         return closing
 
 
-def install(client: httpx.AsyncClient, limits: httpx.Limits) -> bool:
+def install(client: httpx.AsyncClient, limits: httpx.Limits, ssl_context: ssl.SSLContext) -> bool:
     """Give `client`'s own transport a `FairConnectionPool` over a `CachedSocketBackend`.
 
-    `limits` must be those the client was made with. Returns False, leaving httpx's pool in
-    place, when the client's transport is not httpx's (a test's mock transport) or when
-    httpx no longer keeps its pool where this expects it.
+    `limits` and `ssl_context` (its `verify`) must be those the client was made with.
+    Returns False, leaving httpx's pool in place, when the client's transport is not
+    httpx's (a test's mock transport) or when httpx no longer keeps its pool where this
+    expects it.
     """
     transport = getattr(client, "_transport", None)
     if type(transport) is not httpx.AsyncHTTPTransport:
@@ -177,7 +178,7 @@ def install(client: httpx.AsyncClient, limits: httpx.Limits) -> bool:
         return False
     # httpx takes no pool nor network backend (see the module)
     transport._pool = FairConnectionPool(
-        ssl_context=httpx.create_ssl_context(),  # what httpx's transport made: verify, trust_env
+        ssl_context=ssl_context,
         max_connections=limits.max_connections,
         max_keepalive_connections=limits.max_keepalive_connections,
         keepalive_expiry=limits.keepalive_expiry,

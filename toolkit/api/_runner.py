@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import httpx
 
-from toolkit.api import _connection_pool as connection_pool
 from toolkit.api._endpoints import Endpoint, resolve_endpoints
 from toolkit.api._exceptions import NetworkError, OutcomeUnknown, RequestError
+from toolkit.api._http_client import http_client
 from toolkit.api._ratelimit import RateLimiter
 from toolkit.api._responses import Reply, decode_error, decode_success, request_id_of
 from toolkit.api._retry import RetryPolicy, may_have_arrived, network_kind, parse_retry_after
@@ -69,23 +69,7 @@ class RequestRunner:
         self._clock = clock
         self._semaphore = asyncio.Semaphore(config.concurrency)
         self.limiter = RateLimiter(config.rate_per_minute, clock=clock, sleep=sleep)
-        # as many kept-alive connections as requests in flight (httpx keeps 20 by default)
-        limits = httpx.Limits(
-            max_connections=max(100, config.concurrency),
-            max_keepalive_connections=config.concurrency,
-        )
-        self._http = httpx.AsyncClient(
-            transport=transport,
-            limits=limits,
-            timeout=config.timeout_s,
-            follow_redirects=False,
-            headers={
-                "Authorization": f"Bearer {config.token.reveal()}",
-                "Accept": "application/json",
-                "User-Agent": config.user_agent,
-            },
-        )
-        connection_pool.install(self._http, limits)
+        self._http = http_client(config, transport)
 
     async def aclose(self) -> None:
         await self._http.aclose()

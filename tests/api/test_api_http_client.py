@@ -1,4 +1,5 @@
-"""The client's connection pool (`toolkit.api._connection_pool`): fair, cheap, and in place.
+"""The client's httpx client (`toolkit.api._http_client`) and its connection pool
+(`toolkit.api._connection_pool`): no cookies; a pool that is fair, cheap, and in place.
 
 The pool replaces httpx's through private attributes and overrides a private method of
 httpcore, so the last tests here are the alarm for a changed httpx or httpcore.
@@ -24,6 +25,22 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 ORIGIN = httpcore.URL("http://platform.test/").origin
+
+
+@pytest.mark.anyio
+async def test_a_cookie_set_by_an_answer_is_not_sent_back(make_client: Any) -> None:
+    sent: list[str | None] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers.get("cookie"))
+        headers = {"set-cookie": "session=s3cr3t; Path=/"}
+        return httpx.Response(200, json={"data": {"id": "u1"}}, headers=headers)
+
+    async with make_client(handler) as client:
+        await client.me()
+        await client.me()
+
+    assert sent == [None, None]
 
 
 class FakeConnection:
@@ -189,7 +206,7 @@ def test_the_client_crawls_through_the_fair_pool(
 
 def test_a_client_on_a_test_transport_keeps_it() -> None:
     client = httpx.AsyncClient(transport=httpx.MockTransport(lambda request: httpx.Response(204)))
-    assert install(client, httpx.Limits()) is False
+    assert install(client, httpx.Limits(), httpx.create_ssl_context()) is False
 
 
 def test_httpcore_is_the_version_the_pool_override_was_written_for() -> None:
