@@ -9,6 +9,7 @@ import pytest
 
 from toolkit.collect import (
     Owner,
+    conform,
     map_buckets,
     map_deployment_page,
     map_replica_health,
@@ -20,6 +21,7 @@ from toolkit.collect import (
     parse_references,
 )
 from toolkit.snapshot.redaction import Fingerprinter
+from toolkit.snapshot.schema_tables import TABLES
 
 T, P, E, S = (f"{n}0000000-0000-4000-8000-000000000000" for n in "1234")
 KEY = Fingerprinter(b"unit-test-key-0123456789")
@@ -344,3 +346,16 @@ def test_replica_health_counts_its_replicas() -> None:
     assert [r["runtime_name"] for r in rows["replicas"]] == ["api-0"]
     assert rows["replica_events"][0]["replica_name"] == "api-0"
     assert "replicas.runtime_name" in rows["collection_errors"][0]["message"]
+
+
+_SAMPLES: dict[type, Any] = {str: "text", bool: True, int: 7, float: 2.5}
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_a_value_of_a_columns_exact_type_is_its_own_conversion(table: str) -> None:
+    """The conformer skips the converter for such a value: it must be what it would return."""
+    columns, _ = conform._columns(table)
+    for name, exact, convert, _nullable in columns:
+        if exact is not None:
+            sample = _SAMPLES[exact]
+            assert convert(sample) is sample, f"{table}.{name}"

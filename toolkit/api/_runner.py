@@ -21,6 +21,7 @@ from toolkit.api._exceptions import (
     RequestError,
     ResponseTooLarge,
 )
+from toolkit.api._http_client import http_client
 from toolkit.api._ratelimit import RateLimiter
 from toolkit.api._responses import (
     Answer,
@@ -81,16 +82,7 @@ class RequestRunner:
         self._clock = clock
         self._semaphore = asyncio.Semaphore(config.concurrency)
         self.limiter = RateLimiter(config.rate_per_minute, clock=clock, sleep=sleep)
-        self._http = httpx.AsyncClient(
-            transport=transport,
-            timeout=config.timeout_s,
-            follow_redirects=False,
-            headers={
-                "Authorization": f"Bearer {config.token.reveal()}",
-                "Accept": "application/json",
-                "User-Agent": config.user_agent,
-            },
-        )
+        self._http = http_client(config, transport)
 
     async def aclose(self) -> None:
         await self._http.aclose()

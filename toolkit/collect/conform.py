@@ -110,18 +110,18 @@ class Conformer:
             if undeclared:
                 raise KeyError(f"{table} does not declare {sorted(undeclared)}")
         out: Row = {}
-        for name, convert, nullable in columns:
+        for name, exact, convert, nullable in columns:
             value = values.get(name)
-            if value is not None:
+            if value is not None and type(value) is not exact:
                 converted = convert(value)
                 if converted is _WRONG:
                     self.note(table, name, value)
                     converted = None
                 value = converted
-            out[name] = value
             if value is None and not nullable:
                 self._drift[(table, name, _MISSING)] += 1
                 return None
+            out[name] = value
         return out
 
     def obj(self, record: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
@@ -200,23 +200,44 @@ _MISSING = "missing"
 
 _Convert = Callable[[Any], Any]
 """A column's converter: a non-null value as its Arrow type's Python value, or `_WRONG`."""
+_Column = tuple[str, type | None, _Convert, bool]
 
 
 @functools.cache
-def _columns(table: str) -> tuple[tuple[tuple[str, _Convert, bool], ...], frozenset[str]]:
-    """Each declared column's (name, converter, nullable), and every declared name.
+def _columns(table: str) -> tuple[tuple[_Column, ...], frozenset[str]]:
+    """Each declared column's (name, exact type, converter, nullable), and every name.
 
     Worked out once per table: a crawl conforms hundreds of thousands of rows, and asking
     the Arrow schema for its fields and types on every row cost more than the conversion.
-    A string column's converter also masks it by its kind.
+    A value whose type is exactly the column's Python type (`str`, `bool`, `int`, `float`)
+    is its own conversion and skips the converter, unless the column's kind masks it (every
+    string column a server writes): such a column has no exact type.
     """
     declared = TABLES[table]
     columns = tuple(
-        (column.name, _converter(column.type, mask=masker(column.kind)), column.nullable)
+        (
+            column.name,
+            None if masker(column.kind) is not None else _exact_type(column.type),
+            _converter(column.type, mask=masker(column.kind)),
+            column.nullable,
+        )
         for column in declared.columns
         if column.name not in (SNAPSHOT_ID, SNAPSHOT_AT)
     )
     return columns, frozenset(declared.arrow_schema.names)
+
+
+def _exact_type(kind: pa.DataType) -> type | None:
+    """The Python type whose values `_converter(kind)` returns unchanged; None if none."""
+    if pa.types.is_string(kind):
+        return str
+    if pa.types.is_boolean(kind):
+        return bool
+    if pa.types.is_integer(kind):
+        return int
+    if pa.types.is_floating(kind):
+        return float
+    return None
 
 
 def _converter(kind: pa.DataType, *, mask: Rule | None = None) -> _Convert:

@@ -1,0 +1,189 @@
+"""The connection pool under the client's `httpx.AsyncClient`, fitted to a crawl.
+
+A crawl keeps `concurrency` requests in flight on loopback-fast answers, so the pool's
+bookkeeping runs for every request and response. httpcore 1.0.9's pool did more of it than
+the requests themselves (about half of a crawl's CPU):
+
+- each pass over the pool asks every idle connection whether the server closed it, and the
+  anyio stream answers by building a dict of socket attributes (one `getpeername()` system
+  call) before it polls the socket. `CachedSocketBackend` looks the socket up once per
+  connection and polls it with a poll object registered once;
+- a pass hands an idle HTTP/1.1 connection to every queued request (its state changes only
+  when a request starts on it), so all but one of them fail with `ConnectionNotAvailable`
+  and run the pass again, and each pass counts idle connections once per connection.
+  `FairConnectionPool` gives each idle connection to one request, counts once, and never
+  closes a connection already handed to a request (encode/httpcore#1035, #1110; httpx2
+  merged the same fix).
+
+httpx 0.28 takes neither a pool nor a network backend, so `install` swaps the pool of the
+client's own transport (the one for URLs no proxy mount takes; proxies from the environment
+keep httpx's pools). That reads two private attributes, and `FairConnectionPool` overrides
+a private method of httpcore, pinned for that reason: `tests/api/test_api_connection_pool.py`
+fails when either library moves them, and `install` keeps httpx's own pool when they are
+not as expected, so a changed library costs CPU, never requests.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import sys
+from typing import TYPE_CHECKING, Any
+
+import httpcore
+import httpx
+
+if TYPE_CHECKING:
+    import socket
+    import ssl
+    from collections.abc import Iterable
+
+__all__ = ["CachedSocketBackend", "FairConnectionPool", "install"]
+
+logger = logging.getLogger("toolkit.api")
+
+
+class _CachedSocketStream(httpcore.AsyncNetworkStream):
+    """A network stream that answers `is_readable` without asking for the socket again."""
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
+        self._stream = stream
+        self._readable = _readability_probe(stream.get_extra_info("socket"))
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109 - httpcore's interface
+        return await self._stream.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109 - httpcore's interface
+        await self._stream.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+    ) -> httpcore.AsyncNetworkStream:
+        tls = await self._stream.start_tls(ssl_context, server_hostname, timeout)
+        return _CachedSocketStream(tls)
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":
+            return self._readable()
+        return self._stream.get_extra_info(info)
+
+
+def _readability_probe(sock: socket.socket | None) -> Any:
+    """A function telling whether `sock` has something to read (or is gone), without blocking.
+
+    An idle keep-alive connection is readable only when the server closed it (or sent
+    something it should not have), so a readable one is not reused. A socket that is gone
+    counts as readable, like httpcore's own check.
+    """
+    fd = -1 if sock is None else sock.fileno()
+    if sock is None or fd < 0:
+        return lambda: True
+    if sys.platform == "win32" or not hasattr(select, "poll"):  # pragma: no cover
+        return lambda: bool(select.select([fd], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return lambda: sock.fileno() < 0 or bool(poller.poll(0))
+
+
+class CachedSocketBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's anyio backend whose streams look their socket up once (see the module)."""
+
+    def __init__(self, backend: httpcore.AsyncNetworkBackend | None = None) -> None:
+        self._backend = backend if backend is not None else httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        stream = await self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        return _CachedSocketStream(stream)
+
+    async def connect_unix_socket(  # pragma: no cover - the client connects over TCP
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
+        return _CachedSocketStream(stream)
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+class FairConnectionPool(httpcore.AsyncConnectionPool):
+    """httpcore's pool, HTTP/1.1 only, whose assignment pass gives each idle connection to
+    one request and does it in one walk over the connections (see the module)."""
+
+    def _assign_requests_to_connections(self) -> list[httpcore.AsyncConnectionInterface]:
+        # Called, as upstream, under the pool's lock whenever a request joins or leaves.
+        closing: list[httpcore.AsyncConnectionInterface] = []
+        held = {id(r.connection) for r in self._requests if r.connection is not None}
+        for connection in list(self._connections):
+            if connection.is_closed():
+                self._connections.remove(connection)
+            elif connection.has_expired():
+                # a holder of this connection gets ConnectionNotAvailable and is re-queued
+                self._connections.remove(connection)
+                closing.append(connection)
+        free = [c for c in self._connections if id(c) not in held and c.is_idle()]
+        while free and len(free) > self._max_keepalive_connections:
+            surplus = free.pop()
+            self._connections.remove(surplus)
+            closing.append(surplus)
+        for request in self._requests:
+            if not request.is_queued():
+                continue
+            origin = request.request.url.origin
+            reusable = [c for c in free if c.can_handle_request(origin) and c.is_available()]
+            if reusable:
+                connection = reusable[0]
+                free.remove(connection)
+            else:
+                if len(self._connections) >= self._max_connections:
+                    if not free:
+                        break  # every connection is busy: the rest stay queued
+                    stale = free.pop(0)  # make room: close an idle one to another origin
+                    self._connections.remove(stale)
+                    closing.append(stale)
+                connection = self.create_connection(origin)
+                self._connections.append(connection)
+            request.assign_to_connection(connection)
+        return closing
+
+
+def install(client: httpx.AsyncClient, limits: httpx.Limits, ssl_context: ssl.SSLContext) -> bool:
+    """Give `client`'s own transport a `FairConnectionPool` over a `CachedSocketBackend`.
+
+    `limits` and `ssl_context` (its `verify`) must be those the client was made with.
+    Returns False, leaving httpx's pool in place, when the client's transport is not
+    httpx's (a test's mock transport) or when httpx no longer keeps its pool where this
+    expects it.
+    """
+    transport = getattr(client, "_transport", None)
+    if type(transport) is not httpx.AsyncHTTPTransport:
+        return False
+    if type(getattr(transport, "_pool", None)) is not httpcore.AsyncConnectionPool:
+        logger.debug("httpx's transport has no plain httpcore pool: keeping it")
+        return False
+    # httpx takes no pool nor network backend (see the module)
+    transport._pool = FairConnectionPool(
+        ssl_context=ssl_context,
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        http1=True,
+        http2=False,
+        network_backend=CachedSocketBackend(),
+    )
+    return True
