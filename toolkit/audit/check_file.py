@@ -16,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from toolkit.audit.check_values import CheckParam, checked_value, shared_default
+from toolkit.audit.check_values import MOVED_PARAMS, CheckParam, checked_value, shared_default
 from toolkit.audit.text_file import NotUtf8, read_utf8
 from toolkit.errors import CheckDefinitionError
 
@@ -89,14 +89,6 @@ _NOT_CODE = re.compile(
 _PARAM_REF = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-_MOVED = {
-    ("REP004", "env_pattern"): (
-        "[audit] production_pattern, which REP004, KEY003 and VAR007 all read"
-    ),
-}
-"""Parameters a built-in check no longer takes, and the setting that took their place."""
-
-
 @dataclass(frozen=True)
 class CheckSpec:
     """A parsed check: its metadata, its parameters and its SQL (header stripped)."""
@@ -138,7 +130,7 @@ class CheckSpec:
         for name, value in (overrides or {}).items():
             if name not in self.params:
                 known = ", ".join(self.params) or "none"
-                moved = _MOVED.get((self.id, name))
+                moved = MOVED_PARAMS.get((self.id, name))
                 fix = f"move it to {moved}" if moved else "remove or rename the setting"
                 raise CheckDefinitionError(
                     f"{where}: [checks.{self.id}] sets {name}, which {self.id} does not declare "

@@ -30,6 +30,7 @@ from toolkit.snapshot.secret_names import NOT_SECRET_NAMES, SECRET_NAMES
 
 __all__ = [
     "MAX_WHOLE",
+    "MOVED_PARAMS",
     "SHARED_DEFAULTS",
     "CheckParam",
     "checked_value",
@@ -62,6 +63,14 @@ def shared_default(raw: str, param: str) -> str:
             "or write the value"
         )
     return SHARED_DEFAULTS[shared["name"]]
+
+
+MOVED_PARAMS = {
+    ("REP004", "env_pattern"): (
+        "[audit] production_pattern, which REP004, KEY003 and VAR007 all read"
+    ),
+}
+"""Parameters a built-in check no longer takes, and the setting that took their place."""
 
 
 @dataclass(frozen=True)

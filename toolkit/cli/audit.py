@@ -66,62 +66,71 @@ def register(app: typer.Typer) -> None:
     app.command("diff")(diff_command)  # toolkit.cli.diff
 
 
+CompareToOpt = Annotated[
+    str | None,
+    typer.Option("--compare-to", help="Compare with this one (default: the one before)."),
+]
+FormatOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        help="table, json, csv, markdown or sarif (default: from --out's suffix, .txt, "
+        ".json, .csv, .md or .sarif; else table).",
+    ),
+]
+FailOnOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 on an unwaived finding at or above: critical, high, medium or low; "
+        "never to gate on nothing (default \\[audit] fail_on; else never).",
+    ),
+]
+FailOnNewOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--fail-on-new/--no-fail-on-new",
+        help="With --fail-on, exit 1 only on findings new or regressed since --compare-to, "
+        "not on those open before: a ratchet (default \\[audit] fail_on_new).",
+    ),
+]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option("--out", help="Write the findings to this file (- for standard output)."),
+]
+LatestOnlyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--latest-only",
+        help="Read only the judged and compared snapshots and the one before each: "
+        "faster; first seen, regressed and resolve times see only those.",
+    ),
+]
+LimitOpt = Annotated[
+    int,
+    typer.Option(
+        "--limit",
+        min=0,
+        help="The table on the terminal shows this many findings, most severe first, then "
+        "counts per check (0: all). Other formats and --out have every finding.",
+    ),
+]
+
+
 def audit_command(
     store: StoreOpt = None,
     config: ConfigOpt = None,
     snapshot: SnapshotOpt = None,
-    compare_to: Annotated[
-        str | None,
-        typer.Option("--compare-to", help="Compare with this one (default: the one before)."),
-    ] = None,
-    format: Annotated[
-        str | None,
-        typer.Option(
-            "--format",
-            help="table, json, csv, markdown or sarif (default: from --out's suffix, .txt, "
-            ".json, .csv, .md or .sarif; else table).",
-        ),
-    ] = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option(
-            "--fail-on",
-            help="Exit 1 on an unwaived finding at or above: critical, high, medium or low; "
-            "never to gate on nothing (default \\[audit] fail_on; else never).",
-        ),
-    ] = None,
-    fail_on_new: Annotated[
-        bool | None,
-        typer.Option(
-            "--fail-on-new/--no-fail-on-new",
-            help="With --fail-on, exit 1 only on findings new or regressed since --compare-to, "
-            "not on those open before: a ratchet (default \\[audit] fail_on_new).",
-        ),
-    ] = None,
+    compare_to: CompareToOpt = None,
+    format: FormatOpt = None,
+    fail_on: FailOnOpt = None,
+    fail_on_new: FailOnNewOpt = None,
     waivers: WaiversOpt = None,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", help="Write the findings to this file (- for standard output)."),
-    ] = None,
-    latest_only: Annotated[
-        bool,
-        typer.Option(
-            "--latest-only",
-            help="Read only the judged and compared snapshots and the one before each: "
-            "faster; first seen, regressed and resolve times see only those.",
-        ),
-    ] = False,
+    out: OutOpt = None,
+    latest_only: LatestOnlyOpt = False,
     check: CheckOpt = None,
     skip: SkipOpt = None,
-    limit: Annotated[
-        int,
-        typer.Option(
-            "--limit",
-            min=0,
-            help="The table on the terminal shows this many findings, most severe first, then "
-            "counts per check (0: all). Other formats and --out have every finding.",
-        ),
-    ] = 50,
+    limit: LimitOpt = 50,
 ) -> None:
     """Run every check over the history and report findings; exit 1 at --fail-on."""
     from toolkit.audit import FORMATS, AuditRequest, run_audit
