@@ -112,6 +112,9 @@ def test_complete_snapshot_from_the_environment_alone(platform: Platform) -> Non
     assert "crawl " in out and " s, write " in out  # the duration of both phases
     assert "calls (" in out and "needed)" in out
     assert "retries none" in out and "0 failed calls" in out
+    [only] = platform.sql("select snapshot_id from snapshots")
+    snapshot_id = only["snapshot_id"]
+    assert f"snapshot {snapshot_id} (complete)" in result.output  # whole, to be copied
     [row] = platform.sql("select status, credential_name, credential_role from snapshots")
     assert row == {"status": "complete", "credential_name": "default", "credential_role": "admin"}
     services = platform.sql("select count(*) as n from services_latest")[0]["n"]

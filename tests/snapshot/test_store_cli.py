@@ -28,6 +28,8 @@ def test_ls_verify_and_maintenance_commands(tmp_path: Path, write_snapshot: Writ
     result = runner.invoke(store_app, ["ls", *args])
     assert result.exit_code == 0, result.output
     assert "2 snapshot(s)" in result.output and infos[-1].chain_hash in result.output
+    for info in infos:  # whole on one line at 80 columns, to be copied
+        assert info.snapshot_id in result.output, result.output
     result = runner.invoke(store_app, ["verify", *args])
     assert result.exit_code == 0 and "ok: 2 snapshot(s)" in result.output
     for command in (

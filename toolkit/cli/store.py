@@ -111,8 +111,12 @@ def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:
     """Rows as a rich table of plain text: values come from the platform (a service may be
     named "[bold]x" or "[/]") and column names from the query, so none is read as markup."""
     out = RichTable(title=Text(title), box=box.SIMPLE_HEAD, min_width=len(title) + 2)
-    for column in columns:  # long ids fold rather than end in "…": they are copied from here
-        out.add_column(Text(column), overflow="fold")
+    for i, column in enumerate(columns):
+        if column.endswith("_id"):  # copied from here: kept whole on one line, never folded
+            width = max((len(str(row[i])) for row in rows if row[i] is not None), default=0)
+            out.add_column(Text(column), no_wrap=True, min_width=width)
+        else:  # other long values fold rather than end in "…"
+            out.add_column(Text(column), overflow="fold")
     for row in rows:
         out.add_row(*(Text("" if v is None else visible(v)) for v in row))
     return out

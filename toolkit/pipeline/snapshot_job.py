@@ -199,7 +199,9 @@ def describe_run(run: SnapshotRun, store_url: str) -> RenderableType:
     without a row says "not collected", never 0), the endpoints the server lacks,
     duration, calls, retries, errors."""
     info, result = run.info, run.result
-    table = Table(title=f"snapshot {info.snapshot_id} ({info.status})", title_justify="left")
+    # the id on a line of its own: a table's title wraps to the table's width, mid-id
+    heading = Text(f"snapshot {info.snapshot_id} ({info.status})", no_wrap=True)
+    table = Table()
     table.add_column("table")
     table.add_column("rows", justify="right")
     uncollected = set(info.not_collected or ())
@@ -216,7 +218,7 @@ def describe_run(run: SnapshotRun, store_url: str) -> RenderableType:
         f"({result.min_calls} needed), retries {retries}; {len(result.errors)} failed calls\n"
         f"{describe_waits(result.stats)}"
     )
-    return Group(table, Text(facts), *_missing_lines(result))
+    return Group(heading, table, Text(facts), *_missing_lines(result))
 
 
 def _missing_lines(result: CrawlResult) -> list[Text]:
