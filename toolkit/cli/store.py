@@ -111,12 +111,8 @@ def _table(title: str, columns: list[str], rows: list[list[Any]]) -> RichTable:
     """Rows as a rich table of plain text: values come from the platform (a service may be
     named "[bold]x" or "[/]") and column names from the query, so none is read as markup."""
     out = RichTable(title=Text(title), box=box.SIMPLE_HEAD, min_width=len(title) + 2)
-    for i, column in enumerate(columns):
-        if column.endswith("_id"):  # copied from here: kept whole on one line, never folded
-            width = max((len(str(row[i])) for row in rows if row[i] is not None), default=0)
-            out.add_column(Text(column), no_wrap=True, min_width=width)
-        else:  # other long values fold rather than end in "…"
-            out.add_column(Text(column), overflow="fold")
+    for column in columns:  # long ids fold rather than end in "…": they are copied from here
+        out.add_column(Text(column), overflow="fold")
     for row in rows:
         out.add_row(*(Text("" if v is None else visible(v)) for v in row))
     return out
@@ -128,15 +124,17 @@ def ls(store: StoreOpt = None) -> None:
 
     A table not collected is one failed calls left without a row: its 0 says nothing."""
     snapshots = _open(store).snapshots()
-    rows = [
-        [s.seq, s.snapshot_id, f"{s.snapshot_at:%Y-%m-%d %H:%M:%S}", s.status,
-         sum(s.row_counts.values()), ", ".join(s.not_collected or ()), s.credential_name,
-         s.chain_hash[:12]]
-        for s in snapshots
-    ]  # fmt: skip
-    columns = ["seq", "snapshot_id", "taken (UTC)", "status", "rows", "not collected",
-               "credential", "chain_hash"]  # fmt: skip
-    console.print(_table(f"{len(snapshots)} snapshot(s)", columns, rows))
+    console.print(f"{len(snapshots)} snapshot(s), oldest first", highlight=False)
+    for s in snapshots:  # a line each, not a table: an id stays whole, to be copied
+        console.print(
+            Text(
+                f"{s.seq:>4}  {s.snapshot_id}  {s.snapshot_at:%Y-%m-%d %H:%M:%S} UTC  "
+                f"{s.status}  {sum(s.row_counts.values()):,} rows  "
+                f"credential {visible(s.credential_name or '')}  chain {s.chain_hash[:12]}"
+            )
+        )
+        if s.not_collected:
+            console.print(Text(f"      not collected: {', '.join(s.not_collected)}"))
     if snapshots:
         console.print(f"newest chain_hash: {snapshots[-1].chain_hash}", highlight=False)
 
