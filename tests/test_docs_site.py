@@ -170,6 +170,20 @@ def test_prose_keeps_table_cells_whole_and_code_as_code() -> None:
     assert markdown.code("a`b") == "`` a`b ``"
 
 
+def test_lists_and_tables_under_a_paragraph_start_there_as_on_github() -> None:
+    """The design and specification are written for GitHub: a table or list right under a
+    paragraph's last line must not run into the paragraph."""
+    markdown = _import("reference_pages.markdown")
+    page = (
+        "Rules:\n- one\ncontinued\n- two\n\nText\n| a | b |\n|---|---|\n"
+        "```\nnot\n- code\n```\n  indented\n- item\n"
+    )
+    assert markdown.github_blocks(page) == (
+        "Rules:\n\n- one\ncontinued\n- two\n\nText\n\n| a | b |\n|---|---|\n"
+        "```\nnot\n- code\n```\n  indented\n- item\n"
+    )
+
+
 @pytest.mark.docs_build
 def test_mkdocs_build_strict_passes(tmp_path: Path) -> None:
     site = tmp_path / "site"
@@ -189,3 +203,5 @@ def test_mkdocs_build_strict_passes(tmp_path: Path) -> None:
     assert not list(site.rglob("*.py"))  # the generators are not pages
     home = (site / "index.html").read_text("utf-8")
     assert "fonts.googleapis.com" not in home
+    design = (site / "design.html").read_text("utf-8")
+    assert "<td><code>toolkit/api/</code></td>" in design  # its GitHub table renders as one

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["code", "prose", "row"]
+__all__ = ["code", "github_blocks", "prose", "row"]
 
 # Characters Python-Markdown reads as markup inside a line, escaped with a backslash; `|`
 # splits a table's cells (the tables extension reads `\|` as a literal bar).
 _MARKUP = re.compile(r"([\\`*_\[\]{}|])")
+# A line that starts a list or a table; GitHub lets one follow a paragraph's last line.
+_BLOCK_START = re.compile(r"^(?:[-*+] |\d+[.)] |\|)")
+_FENCE = re.compile(r"^\s*(```|~~~)")
 # A docstring's reStructuredText role before a literal (:class:`Kind`): the literal stays.
 _ROLE = re.compile(r":[a-z]+:`")
 
@@ -48,3 +51,26 @@ def code(text: str) -> str:
 def row(*cells: str) -> str:
     """One line of a Markdown table; the cells are already escaped."""
     return "| " + " | ".join(cell or " " for cell in cells) + " |"
+
+
+def github_blocks(markdown: str) -> str:
+    """``markdown`` written for GitHub, made to read the same in Python-Markdown: a blank line
+    before a list or a table that follows a paragraph's last line (GitHub starts one there;
+    Python-Markdown would run it into the paragraph). Fenced code is left as it is.
+
+    >>> github_blocks("Rules:\\n- one\\n- two\\n")
+    'Rules:\\n\\n- one\\n- two\\n'
+    """
+    out: list[str] = []
+    fenced = in_block = False
+    for line in markdown.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and _BLOCK_START.match(line):
+            if out and out[-1].strip() and not in_block and not out[-1].startswith(" "):
+                out.append("")
+            in_block = True
+        elif not line.strip():
+            in_block = False
+        out.append(line)
+    return "\n".join(out)
