@@ -22,6 +22,7 @@ import pytest
 import typer
 
 from toolkit.audit import Catalogue
+from toolkit.audit.check_run import VIEWS
 from toolkit.cli import app
 from toolkit.config.settings import _SCHEMA, _TABLES_OF_TABLES
 from toolkit.errors import ExitCode
@@ -105,6 +106,18 @@ def test_schema_page_shows_every_table_and_column(pages: dict[str, str]) -> None
         for field in table.arrow_schema:
             null = "yes" if field.nullable else "no"
             assert f"| `{field.name}` | `{field.type}` | {null} |" in section, (name, field.name)
+
+
+def test_schema_page_shows_every_derived_view(pages: dict[str, str]) -> None:
+    page = pages["reference/schema.md"]
+    section = page.split("## Derived views {", 1)[1].split("\n## ", 1)[0]
+    names = set()
+    for path in VIEWS.glob("*.sql"):
+        text = path.read_text("utf-8")
+        names |= set(re.findall(r"create or replace (?:view|macro) (\w+)", text, re.IGNORECASE))
+    assert {"credential_reach", "oom_kills", "owner_of"} <= names
+    for name in names:
+        assert re.search(rf"`{name}(\([^)]*\))?` \((view|macro|table macro)\)", section), name
 
 
 def test_schema_page_says_where_minus_one_means_not_set(pages: dict[str, str]) -> None:

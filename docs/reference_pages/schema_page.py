@@ -13,11 +13,18 @@ import inspect
 import re
 
 from reference_pages.markdown import code, prose, row
+from toolkit.audit.check_run import VIEWS, parsed_views
 from toolkit.snapshot.schema import SCHEMA_VERSION, Kind, Table
 from toolkit.snapshot.schema_tables import DECLARED, FINDINGS_TABLES
 
-__all__ = ["schema_page", "table_names"]
+__all__ = ["derived_view_names", "schema_page", "table_names"]
 
+# What a view file creates: a view, a macro or a table macro, with its parameters.
+_CREATED = re.compile(
+    r"create\s+or\s+replace\s+(?P<what>view|macro)\s+(?P<name>\w+)\s*(?P<args>\([^)]*\))?"
+    r"(?P<table>\s+as\s+table)?",
+    re.IGNORECASE,
+)
 # A column description that says a number stands for "not set" (spec part 2.3: -1 occurs).
 _SENTINEL = re.compile(r"(?<![\w.])-1\b")
 
@@ -50,6 +57,7 @@ def schema_page() -> str:
     lines.append("")
     for name, table in DECLARED.items():
         lines += _table(name, table)
+    lines += _derived_views()
     lines += _kinds()
     return "\n".join(lines) + "\n"
 
@@ -93,6 +101,38 @@ def _table(name: str, table: Table) -> list[str]:
                 prose(column.doc),
             )
         )
+    return [*lines, ""]
+
+
+def derived_view_names() -> list[str]:
+    """Every view and macro the audit's view files create, in the page's order."""
+    return [name for view in parsed_views(VIEWS) for name in sorted(view.created)]
+
+
+def _derived_views() -> list[str]:
+    """The audit's derived views and macros, each with the comment its file opens with."""
+    lines = [
+        "## Derived views { #derived-views }",
+        "",
+        "Views and macros over the tables above that the checks share "
+        f"({code('toolkit/audit/views/<name>.sql')}). A notebook creates them on its DuckDB "
+        "connection with `from toolkit.audit import ensure_views; ensure_views(con)`. Each is "
+        "listed after those it reads, with the comment its file opens with.",
+        "",
+    ]
+    for view in parsed_views(VIEWS):
+        opening = []
+        for line in view.text.splitlines():
+            if not line.startswith("--"):
+                break
+            if not line.startswith("-- materialize:"):
+                opening.append(line.removeprefix("--").strip())
+        created = [
+            f"{code(match['name'] + (match['args'] or ''))} "
+            f"({'table macro' if match['table'] else match['what'].lower()})"
+            for match in _CREATED.finditer(view.text)
+        ]
+        lines.append(f"- **{', '.join(created)}**: {prose(' '.join(opening))}")
     return [*lines, ""]
 
 
