@@ -26,8 +26,9 @@ the resource onto ``resources`` (id, name, type, ``team / project / environment 
 as its namespace, the team as its group, each level's id and name in ``data``). Times are
 the judged snapshot's (``time``) and the finding's first and last sighting in alarm.
 
-Findings carry no variable values (checks compare fingerprints), and the free text that
-reaches a record (the reason, the evidence) is scrubbed of credentials once more
+Findings carry no variable values (checks compare fingerprints); names and ids were scrubbed
+when collected, and the free text a check writes (the reason, the evidence, which may quote
+a crash message or a command) is scrubbed of credentials once more
 (:func:`~toolkit.snapshot.text_scrub.scrub_text`) before it is written. Example::
 
     records = to_ocsf(result)            # JSON-ready dicts, one per finding
@@ -165,11 +166,11 @@ def _resource(row: dict[str, Any]) -> Any:
     path = [v["name"] or v["id"] for k, v in levels.items() if k != row["resource_type"]]
     return ResourceDetails(
         uid=str(row["resource_id"]),
-        name=scrub_text(str(row["resource_name"] or row["resource_id"])),
+        name=str(row["resource_name"] or row["resource_id"]),
         type=row["resource_type"],
-        namespace=scrub_text(" / ".join(path)) or None,
+        namespace=" / ".join(path) or None,
         group=Group(uid=team["id"], name=team["name"]) if team else None,
-        data=_scrubbed(levels) or None,
+        data=levels or None,
     )
 
 
