@@ -217,3 +217,16 @@ def test_checks_framework_names_the_frameworks_there_are(tmp_path: Path) -> None
     code, out, err = checks_cli("--config", str(config), "--framework", "policy")
     assert code == ExitCode.OK, err
     assert "P1" in out and "Keys are narrow" in out
+
+
+def test_the_framework_files_ship_in_the_package() -> None:
+    """An installed toolkit (not only this checkout) finds soc2, iso27001 and cis."""
+    import tomllib
+    from fnmatch import fnmatch
+
+    package = BUILTIN_FRAMEWORKS.parent.parent
+    pyproject = tomllib.loads((package.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    globs = pyproject["tool"]["setuptools"]["package-data"]["toolkit"]
+    for path in BUILTIN_FRAMEWORKS.glob("*.toml"):
+        shipped = str(path.relative_to(package))
+        assert any(fnmatch(shipped, glob) for glob in globs), shipped
