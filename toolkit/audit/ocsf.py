@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from toolkit.audit.check_file import CheckSpec
     from toolkit.audit.findings import AuditResult
 
-__all__ = ["OCSF_CLASS_UID", "OCSF_STATUS", "SEVERITY_IDS", "to_ocsf"]
+__all__ = ["OCSF_CLASS_UID", "OCSF_STATUS", "SEVERITY_IDS", "finding_uid", "to_ocsf"]
 
 OCSF_CLASS_UID = 2004
 """OCSF's Detection Finding class."""
