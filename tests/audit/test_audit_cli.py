@@ -223,7 +223,10 @@ def test_out_suffix_picks_the_format_and_a_mislabel_is_refused(store_dir: Path) 
     assert markdown.read_text(encoding="utf-8").startswith("#")
     for args, said in (
         (("--out", str(store_dir / "x.json"), "--format", "csv"), "names a json file but"),
-        (("--out", str(store_dir / "x.pdf")), "name it .txt, .json, .csv, .md or .sarif"),
+        (
+            ("--out", str(store_dir / "x.pdf")),
+            "name it .txt, .json, .csv, .md, .sarif or .ocsf.json",
+        ),
     ):
         code, _, err = audit(store_dir, *args)
         assert code == ExitCode.CONFIG and said in " ".join(err.split())

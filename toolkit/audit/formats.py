@@ -1,4 +1,4 @@
-"""An audit result as text: a terminal table, JSON, CSV, Markdown (SARIF is in ``sarif.py``).
+"""An audit result as text: a terminal table, JSON, CSV, Markdown (SARIF, OCSF: own modules).
 
 Everything the platform returned (names, reasons, evidence) is plain text in every format:
 the table uses rich ``Text`` (no markup is interpreted), Markdown escapes every character
@@ -26,6 +26,7 @@ from rich.text import Text
 
 from toolkit.audit.findings import FINDING_COLUMNS
 from toolkit.audit.lifecycle import STATES
+from toolkit.audit.ocsf import to_ocsf
 from toolkit.audit.plain_values import frame_records
 from toolkit.audit.plain_values import plain_value as _plain
 from toolkit.audit.sarif import to_sarif
@@ -62,9 +63,9 @@ __all__ = [
     "where_cell",
 ]
 
-FORMATS = ("table", "json", "csv", "markdown", "sarif")
+FORMATS = ("table", "json", "csv", "markdown", "sarif", "ocsf")
 SUFFIXES = {".txt": "table", ".json": "json", ".csv": "csv", ".md": "markdown",
-            ".sarif": "sarif"}  # fmt: skip
+            ".sarif": "sarif", ".ocsf.json": "ocsf"}  # fmt: skip
 """The file names that pick a format for ``platform-audit audit --out``."""
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
@@ -72,15 +73,14 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
 
 
 def render(result: AuditResult, fmt: str) -> str:
-    """The result in ``fmt`` (json, csv, markdown, sarif or table) as one string."""
-    if fmt == "json":
-        return json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n"
+    """The result in ``fmt`` (json, csv, markdown, sarif, ocsf or table) as one string."""
+    if fmt in ("json", "sarif", "ocsf"):
+        document = {"json": to_json, "sarif": to_sarif, "ocsf": to_ocsf}[fmt](result)
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     if fmt == "csv":
         return to_csv(result)
     if fmt == "markdown":
         return to_markdown(result)
-    if fmt == "sarif":
-        return json.dumps(to_sarif(result), indent=2, ensure_ascii=False) + "\n"
     if fmt == "table":
         from rich.console import Console
 

@@ -8,6 +8,7 @@ there, or when standard output cannot be written (a full disk; never 1, which a 
 would read as findings). ``register(app)`` adds it, ``checks``, ``finding`` and ``diff``::
 
     platform-audit audit --format sarif --out audit.sarif --fail-on high
+    platform-audit audit --out audit.ocsf.json              # OCSF Detection Findings
     platform-audit audit --fail-on medium --fail-on-new     # only what got worse fails
     platform-audit audit --snapshot 0193f2 --compare-to 0193e1 --format markdown
     platform-audit audit --check security --check "WEB*" --skip SEC003
@@ -74,8 +75,8 @@ FormatOpt = Annotated[
     str | None,
     typer.Option(
         "--format",
-        help="table, json, csv, markdown or sarif (default: from --out's suffix, .txt, "
-        ".json, .csv, .md or .sarif; else table).",
+        help="table, json, csv, markdown, sarif or ocsf (OCSF Detection Findings; default: "
+        "from --out's suffix, .txt, .json, .csv, .md, .sarif or .ocsf.json; else table).",
     ),
 ]
 FailOnOpt = Annotated[

@@ -173,8 +173,8 @@ def output_format(
     hint: str = "",
 ) -> str:
     """The format to write: ``--format`` (or a suffix's name, ``md``), else the one
-    ``--out``'s suffix names (any case, ``suffixes`` maps them; ``-``, standard output,
-    names none), else ``default``.
+    ``--out``'s suffix names (any case, ``suffixes`` maps them, the longest one the name
+    ends in wins; ``-``, standard output, names none), else ``default``.
     Refused: an unknown ``--format``, an ``--out`` naming another format than ``--format``,
     and without ``--format`` an ``--out`` naming none; the file would hold something its
     name does not say."""
@@ -184,7 +184,9 @@ def output_format(
         raise fail(f"--format must be one of {', '.join(formats)}, not {format!r}", ExitCode.CONFIG)
     if out is not None and str(out) == "-":  # standard output: no name to pick a format
         out = None
-    named = suffixes.get(out.suffix.lower()) if out is not None else None
+    # the longest suffix the name ends in: x.ocsf.json names ocsf, x.json json
+    ends = [suffix for suffix in suffixes if out is not None and out.name.lower().endswith(suffix)]
+    named = suffixes[max(ends, key=len)] if ends else None
     if format is not None and named is not None and named != format:
         raise fail(
             f"--out {out} names a {named} file but --format is {format}: drop one of them or "

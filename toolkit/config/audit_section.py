@@ -5,6 +5,7 @@ Paths are relative to the config file. Example::
 
     [audit]
     skip = ["KEY006"]
+    frameworks = ["frameworks"]              # your own framework files, beside soc2, ...
     fail_on = "high"
     production_pattern = '\\b(prd|live)\\b'   # environments named prd-eu, live, ...
 
@@ -29,6 +30,7 @@ __all__ = ["AUDIT_KEYS", "FAIL_ON", "audit_from_file"]
 AUDIT_KEYS: dict[str, type | tuple[type, ...]] = {
     "checks": list,
     "builtin_checks": bool,
+    "frameworks": list,
     "skip": list,
     "waivers": str,
     "fail_on": str,
@@ -51,6 +53,12 @@ def audit_from_file(
     if not all(isinstance(f, str) and f.strip() for f in folders):
         raise ConfigError(f'{where}: [audit] checks must be a list of folders, e.g. ["checks"]')
     values["audit_checks"] = tuple(base / Path(f).expanduser() for f in folders)
+    frameworks = audit.get("frameworks", [])
+    if not all(isinstance(f, str) and f.strip() for f in frameworks):
+        raise ConfigError(
+            f'{where}: [audit] frameworks must be a list of folders, e.g. ["frameworks"]'
+        )
+    values["audit_frameworks"] = tuple(base / Path(f).expanduser() for f in frameworks)
     if "builtin_checks" in audit:
         values["builtin_checks"] = audit["builtin_checks"]
     skip = audit.get("skip", [])

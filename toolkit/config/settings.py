@@ -130,6 +130,9 @@ class Settings:
     audit_checks: tuple[Path, ...] = ()
     """Folders of the user's own checks, run beside the built-in ones ([audit] checks)."""
     builtin_checks: bool = True
+    audit_frameworks: tuple[Path, ...] = ()
+    """Folders of the user's own framework files, beside the built-in soc2, iso27001 and
+    cis ([audit] frameworks; see :mod:`toolkit.audit.frameworks`)."""
     skip_checks: tuple[str, ...] = ()
     """Checks left out of every audit: ids, globs on ids or areas ([audit] skip)."""
     waivers_file: Path | None = None

@@ -49,6 +49,10 @@ class Framework:
                 return tuple(m.check_id for m in requirement.checks)
         raise KeyError(requirement_id)
 
+    def check_ids(self) -> tuple[str, ...]:
+        """The ids of every check mapped to some requirement, once each, in file order."""
+        return tuple(dict.fromkeys(m.check_id for r in self.requirements for m in r.checks))
+
     def requirements_of(self, check_id: str) -> tuple[str, ...]:
         """The ids of the requirements a check is evidence for."""
         return tuple(
