@@ -21,6 +21,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,26 +72,34 @@ def workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def _start(workdir: Path, script: str) -> subprocess.Popen[bytes]:
+    """bash running ``script`` under ``set -euo pipefail`` in a process group of its own.
+
+    Its output goes to ``tour.log``, not a pipe: a simulator the tour failed to stop would
+    hold a pipe open, and reading it to the end would wait for the simulator."""
+    with (workdir / "tour.log").open("wb") as log:
+        return subprocess.Popen(
+            ["bash", "-c", "set -euo pipefail\n" + script],
+            cwd=workdir,
+            env=_fresh_environment(workdir / "home"),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
 @pytest.fixture
-def tour_shell(workdir: Path) -> Iterator[subprocess.Popen[str]]:
-    """bash running the tour in its own process group; the group is ended afterwards."""
-    script = "set -euo pipefail\n" + "\n".join(tour_blocks(README.read_text("utf-8")))
-    process = subprocess.Popen(
-        ["bash", "-c", script],
-        cwd=workdir,
-        env=_fresh_environment(workdir / "home"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+def tour_shell(workdir: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """The README's tour running; its process group is ended afterwards, whatever happened."""
+    process = _start(workdir, "\n".join(tour_blocks(README.read_text("utf-8"))))
     try:
         yield process
     finally:
         _end_group(process)
 
 
-def _end_group(process: subprocess.Popen[str]) -> None:
+def _end_group(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):  # else the tour stopped all it started
         os.killpg(process.pid, signal.SIGKILL)
     if process.poll() is None:
@@ -98,8 +107,21 @@ def _end_group(process: subprocess.Popen[str]) -> None:
     process.wait()
 
 
-def test_the_tour_runs_as_written(tour_shell: subprocess.Popen[str], workdir: Path) -> None:
-    output, _ = tour_shell.communicate(timeout=280)
+def _group_gone(pgid: int) -> bool:
+    """Whether no process of the group is left, once those just killed have been reaped
+    (by their parent, or by init for the orphans: polled, up to 30 s)."""
+    for _ in range(300):
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_the_tour_runs_as_written(tour_shell: subprocess.Popen[bytes], workdir: Path) -> None:
+    tour_shell.wait(timeout=280)
+    output = (workdir / "tour.log").read_text("utf-8", errors="replace")
     assert tour_shell.returncode == 0, output[-6000:]
     assert "The credential works." in output
     ids = SNAPSHOT_LINE.findall(output)
@@ -115,3 +137,20 @@ def test_the_tour_runs_as_written(tour_shell: subprocess.Popen[str], workdir: Pa
     assert not (workdir / "keys.json").exists()
     with pytest.raises(ProcessLookupError):  # the tour's `kill` stopped the simulator
         os.killpg(tour_shell.pid, 0)
+
+
+def test_a_tour_that_fails_leaves_no_simulator_behind(workdir: Path) -> None:
+    script = (
+        "source .venv/bin/activate\n"
+        "platform-audit sim serve --services 5 > sim.url &\n"
+        "for i in $(seq 300); do [ -s sim.url ] && break; sleep 0.2; done\n"
+        "false\n"
+    )
+    process = _start(workdir, script)
+    try:
+        assert process.wait(timeout=120) == 1
+        assert (workdir / "sim.url").read_text().startswith("http://127.0.0.1:")
+        os.killpg(process.pid, 0)  # the simulator outlived the shell that started it
+    finally:
+        _end_group(process)
+    assert _group_gone(process.pid)
