@@ -2,8 +2,9 @@
 
 An endpoint is named by its catalogue name, `group.verb`; TOML reads a bare dotted key as a
 nested table, so `replicas.list = ...`, `"replicas.list" = ...`, `replicas_list = ...` and
-`list_replicas = ...` all name the same endpoint. The README's and the example file's
-blocks load as written.
+`list_replicas = ...` all name the same endpoint. The documentation's (the configuration
+sample of docs/getting-started.md, the real platform's block of docs/troubleshooting.md) and
+the example file's blocks load as written.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import pytest
 from toolkit.config import Settings, example_config, load_settings
 from toolkit.errors import ConfigError
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+GUIDES = [
+    Path(__file__).resolve().parents[1] / "docs" / n
+    for n in ("getting-started.md", "troubleshooting.md")
+]
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -79,8 +83,9 @@ def test_bad_overrides_say_what_to_write(tmp_path: Path, text: str, words: str) 
         endpoints(tmp_path, f"[endpoints]\n{text}\n")
 
 
-def test_the_readme_and_example_blocks_load_as_written(tmp_path: Path) -> None:
-    found = re.findall(r"```toml\n(.*?)```", README.read_text("utf-8"), flags=re.DOTALL)
+def test_the_documented_and_example_blocks_load_as_written(tmp_path: Path) -> None:
+    text = "\n".join(page.read_text("utf-8") for page in GUIDES)
+    found = re.findall(r"```toml\n(.*?)```", text, flags=re.DOTALL)
     blocks = [b for b in found if "[endpoints]" in b]  # the init sample and the real one
     assert len(blocks) == 2
     for block in blocks:

@@ -1,9 +1,10 @@
 """A server built like the real platform (`Simulator(variant="real")`), met by configuration.
 
 The variant serves product words, moved paths, plain-text 404s and no request ids (see
-`toolkit.sim.variant`). With the `[endpoints]` block the README documents, a snapshot of it
-is complete and the audit finds what it finds in the same world served as specified; with
-no configuration the snapshot is partial and names every endpoint the server lacks.
+`toolkit.sim.variant`). With the `[endpoints]` block docs/troubleshooting.md documents, a
+snapshot of it is complete and the audit finds what it finds in the same world served as
+specified; with no configuration the snapshot is partial and names every endpoint the
+server lacks.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from toolkit.snapshot import Store
 if TYPE_CHECKING:
     from click.testing import Result
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "troubleshooting.md"
 FAST = "[client]\nrate_per_minute = 0\nmax_attempts = 2\n"
 SEED, SERVICES = 7, 20
 # Where the real platform serves what the crawl reads at the specification's paths.
@@ -43,10 +44,11 @@ UNSERVED_CHECKS = frozenset({"VAR005", "VAR008"})
 
 
 def readme_endpoints_block() -> str:
-    """The ready-to-copy `[endpoints]` block of the README's configuration section."""
-    blocks = re.findall(r"```toml\n(.*?)```", README.read_text("utf-8"), flags=re.DOTALL)
+    """The ready-to-copy `[endpoints]` block of the troubleshooting page's section on a
+    server that differs from the specification."""
+    blocks = re.findall(r"```toml\n(.*?)```", GUIDE.read_text("utf-8"), flags=re.DOTALL)
     found = [b for b in blocks if b.startswith("[endpoints]") and "/instances/list" in b]
-    assert len(found) == 1, "the README documents one [endpoints] block for the real platform"
+    assert len(found) == 1, "docs/troubleshooting.md documents one [endpoints] block for it"
     return found[0]
 
 

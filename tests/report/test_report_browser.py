@@ -4,7 +4,7 @@ Chromium is driven over the DevTools protocol (``report_browser.py``), which rep
 request the page makes, every console error and uncaught exception, and any dialog; name
 lookups are also mapped to nothing, so a request to another host could not succeed. The
 screenshots land in ``test-artifacts/``; with ``PLATFORM_AUDIT_UPDATE_SCREENSHOTS=1`` they
-also refresh the README's copies in ``docs/screenshots/``.
+also refresh the documentation's copies in ``docs/screenshots/``.
 """
 
 from __future__ import annotations

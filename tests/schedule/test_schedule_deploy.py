@@ -26,7 +26,7 @@ from toolkit.schedule.settings import validate_cron
 from toolkit.snapshot import Store
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-README = Path(__file__).resolve().parents[2] / "README.md"
+SCHEDULING = Path(__file__).resolve().parents[2] / "docs" / "scheduling.md"
 TOKEN_LIKE = re.compile(r"plat_[A-Za-z0-9]|AKIA[0-9A-Z]{12}|hooks\.slack\.com/services/")
 
 
@@ -125,9 +125,9 @@ def test_kubernetes_cronjob_structure(tmp_path: Path) -> None:
     assert settings.notify.url_env == "PLATFORM_AUDIT_WEBHOOK"
 
 
-def test_readme_documents_the_three_ways() -> None:
-    text = README.read_text()
-    section = text[text.index("## Running it on a schedule") :]
+def test_the_docs_document_the_four_recipes() -> None:
+    text = SCHEDULING.read_text("utf-8")
+    section = text[text.index("## Four deployment recipes") :]
     for path in ("deploy/cron/", "deploy/systemd/", "deploy/container/", "deploy/kubernetes/"):
         assert path in section
 

@@ -1,7 +1,7 @@
 """The endpoint catalogue: every path the client calls, in one place.
 
 Paths the specification does not show are the project's assumptions
-(`spec/api-facts.md`). A server that differs is met by overriding a path from
+(`docs/spec/api-facts.md`). A server that differs is met by overriding a path from
 configuration (`ClientConfig(endpoints={"variables.update": "/variables/upsert"})`),
 never by editing code.
 

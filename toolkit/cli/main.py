@@ -329,7 +329,7 @@ def sim_serve(
         str,
         typer.Option(
             help="spec: as the specification says; real: as the real platform's source "
-            "(product words, moved paths, plain-text 404s; README: Configuration)."
+            "(product words, moved paths, plain-text 404s; docs/troubleshooting.md)."
         ),
     ] = "spec",
 ) -> None:

@@ -108,7 +108,7 @@ TokenEnvOpt = Annotated[
 WAIVERS_HELP = (
     "Waivers file: .toml, or .yaml/.yml for YAML. Each entry: check, what it waives "
     "(resources = ids, or globs on team, project, environment, service; case-sensitive), "
-    "reason, owner, expires (a date). See the README's 'Waivers file'."
+    "reason, owner, expires (a date). See docs/concepts.md, 'Waivers'."
 )
 """What ``--waivers`` says in ``--help`` (audit, report, finding)."""
 

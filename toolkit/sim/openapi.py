@@ -290,8 +290,8 @@ def openapi_document(prefix: str = "") -> dict[str, Any]:
         "info": {
             "title": "Deployment platform API (simulator)",
             "version": "1",
-            "description": "What toolkit.sim serves: spec/platform-api.md part 4, the "
-            "assumptions of spec/api-facts.md, and `GET /api_keys/list`.",
+            "description": "What toolkit.sim serves: docs/spec/platform-api.md part 4, the "
+            "assumptions of docs/spec/api-facts.md, and `GET /api_keys/list`.",
         },
         "servers": [{"url": prefix.rstrip("/") or "/"}],
         "security": [{"bearerAuth": []}],

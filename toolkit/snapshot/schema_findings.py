@@ -1,5 +1,5 @@
 """The findings history: what each version of each check said of each resource in each
-snapshot, declared in Arrow types beside the snapshot tables (DESIGN.md, "Findings history
+snapshot, declared in Arrow types beside the snapshot tables (docs/design.md, "Findings history
 is a table of the store").
 
 ``check_results`` holds the rows; ``check_runs`` one row per check, check version and

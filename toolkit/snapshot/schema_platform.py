@@ -1,7 +1,7 @@
 """Declared tables of the platform's configuration: hierarchy, services, volumes, webhooks.
 
-Records follow part 2 of ``spec/platform-api.md`` and the assumed shapes of
-``spec/api-facts.md``. Nested lists that audits query are child tables (ports, hosts,
+Records follow part 2 of ``docs/spec/platform-api.md`` and the assumed shapes of
+``docs/spec/api-facts.md``. Nested lists that audits query are child tables (ports, hosts,
 config volumes, webhook events), not JSON strings.
 """
 

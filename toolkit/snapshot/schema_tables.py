@@ -1,14 +1,14 @@
 """The declared tables of a snapshot, one ``declare(...)`` each, in Arrow types.
 
-Records follow part 2 of the platform specification (``spec/platform-api.md``) and the
-assumed shapes of ``spec/api-facts.md``. Nested lists that audits query are child tables
+Records follow part 2 of the platform specification (``docs/spec/platform-api.md``) and the
+assumed shapes of ``docs/spec/api-facts.md``. Nested lists that audits query are child tables
 (ports, hosts, config volumes, events, references, credential resources, webhook events),
 not JSON strings. ``extra`` holds a record's unknown fields as JSON, so nothing a server
 sends is lost; ``variables`` has no ``extra`` on purpose, because an unknown field of a
 variable could carry its value.
 
 No table has a column for a secret: variable values, tokens and S3 secret keys never
-reach the store (see DESIGN.md, "Secrets never reach the disk").
+reach the store (see docs/design.md, "Secrets never reach the disk").
 """
 
 from __future__ import annotations
