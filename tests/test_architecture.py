@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,3 +57,38 @@ def test_no_function_is_over_60_lines() -> None:
                 if lines > 60:
                     long[f"{name}:{node.name}"] = lines
     assert long == {}
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module ``path`` imports, at any depth: under ``TYPE_CHECKING``, in functions."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(p for p in (base, node.module or "") if p)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_the_packages_below_config_take_their_own_options_not_the_settings() -> None:
+    """The audit takes ``AuditOptions`` as collect takes ``CrawlOptions``: no module of the
+    floors below ``toolkit.config`` imports it, not even for a type annotation."""
+    below = ("api", "audit", "collect", "report", "schedule", "snapshot")
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(names)
+        for package in below
+        for path in sorted((TOOLKIT / package).rglob("*.py"))
+        if (names := {n for n in _imported(path) if n.startswith("toolkit.config")})
+    }
+    assert offenders == {}
+
+
+def test_the_import_contracts_ignore_no_import() -> None:
+    """An exception to a contract is a debt; none is left."""
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        contracts = tomllib.load(file)["tool"]["importlinter"]["contracts"]
+    ignored = {c["id"]: c["ignore_imports"] for c in contracts if c.get("ignore_imports")}
+    assert ignored == {}

@@ -251,3 +251,26 @@ def test_the_removed_status_cache_setting_says_what_to_do(tmp_path: Path) -> Non
         path = write(tmp_path, f"[audit]\nstatus_cache = {value}\n")
         with pytest.raises(ConfigError, match=r"status_cache is gone.*remove the line"):
             load_settings(path, environ={})
+
+
+def test_the_audit_options_carry_the_audit_settings_of_the_file(tmp_path: Path) -> None:
+    """``[audit]`` and ``[checks.ID]`` reach the audit as its own value, paths relative to
+    the file and the file named for errors; with no file, the built-in defaults."""
+    from toolkit.audit import AuditOptions
+
+    path = write(
+        tmp_path,
+        '[audit]\nchecks = ["team-checks"]\nbuiltin_checks = false\nskip = ["KEY006"]\n'
+        "waivers = \"waivers.toml\"\nproduction_pattern = '\\blive\\b'\n"
+        "[checks.RES005]\nmax_ratio = 10\n",
+    )
+    assert load_settings(path, environ={}).audit_options() == AuditOptions(
+        check_folders=(tmp_path / "team-checks",),
+        builtin_checks=False,
+        skip=("KEY006",),
+        check_params={"RES005": {"max_ratio": 10}},
+        waivers_file=tmp_path / "waivers.toml",
+        production_pattern=r"\blive\b",
+        source=path,
+    )
+    assert Settings().audit_options() == AuditOptions()

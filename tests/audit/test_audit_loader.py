@@ -123,7 +123,7 @@ def test_users_add_checks_from_a_configured_folder(tmp_path: Path) -> None:
     assert settings.audit_checks == (tmp_path / "team-checks",)  # relative to the file
     fixture = history()
     fixture["snapshots"][-1]["tables"]["services"][0]["privileged"] = True
-    result = run_audit(fixture_connection(fixture), settings=settings)
+    result = run_audit(fixture_connection(fixture), options=settings.audit_options())
     assert [s.id for s in result.checks] == ["USR001"]
     assert result.findings.resource_id.tolist() == ["svc-open"]
 
@@ -237,7 +237,7 @@ def test_a_checks_folder_that_is_empty_missing_or_a_file_is_refused_naming_the_s
     make(tmp_path / "mine")
     config = write_config(tmp_path, '[audit]\nchecks = ["mine"]\n')
     with pytest.raises(CheckDefinitionError) as caught:
-        Catalogue.from_settings(load_settings(config, environ={}))
+        Catalogue.from_options(load_settings(config, environ={}).audit_options())
     prefix = f"{config}: [audit] checks names {tmp_path / 'mine'}, "
     assert str(caught.value).startswith(prefix + said)
 
@@ -247,7 +247,7 @@ def test_a_folder_listed_twice_is_read_once(tmp_path: Path) -> None:
     config = write_config(
         tmp_path, '[audit]\nchecks = ["mine", "./mine/"]\nbuiltin_checks = false\n'
     )
-    catalogue = Catalogue.from_settings(load_settings(config, environ={}))
+    catalogue = Catalogue.from_options(load_settings(config, environ={}).audit_options())
     assert [s.id for s in catalogue.specs] == ["USR001"]
 
 
@@ -257,7 +257,7 @@ def test_a_folder_inside_another_listed_is_read_once(tmp_path: Path) -> None:
     config = write_config(
         tmp_path, '[audit]\nchecks = ["checks", "checks/sub"]\nbuiltin_checks = false\n'
     )
-    catalogue = Catalogue.from_settings(load_settings(config, environ={}))
+    catalogue = Catalogue.from_options(load_settings(config, environ={}).audit_options())
     assert [s.id for s in catalogue.specs] == ["USR001", "USR002"]
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from toolkit.config import Settings
+    from toolkit.audit import AuditOptions
 
 
 def alarmed(frame: pd.DataFrame, check: str) -> set[str]:
@@ -46,9 +46,9 @@ def test_configured_threshold_reaches_duckdb(tmp_path: Path) -> None:
 def test_settings_overrides_apply_to_given_specs(tmp_path: Path) -> None:
     config = tmp_path / "platform-audit.toml"
     config.write_text("[checks.TST002]\nmin_replicas = 1\n", encoding="utf-8")
-    settings = load_settings(config, environ={})
+    options = load_settings(config, environ={}).audit_options()
     specs = engine_catalogue().specs
-    result = run_audit(fixture_connection(history()), checks=specs, settings=settings)
+    result = run_audit(fixture_connection(history()), checks=specs, options=options)
     assert alarmed(result.findings, "TST002") == set()
 
 
@@ -137,7 +137,7 @@ def test_example_config_still_loads(tmp_path: Path) -> None:
 def builtin_catalogue(tmp_path: Path, text: str) -> Catalogue:
     path = tmp_path / "platform-audit.toml"
     path.write_text(text, encoding="utf-8")
-    return Catalogue.from_settings(load_settings(path, environ={}))
+    return Catalogue.from_options(load_settings(path, environ={}).audit_options())
 
 
 @pytest.mark.parametrize(
@@ -261,8 +261,8 @@ def test_one_production_pattern_reaches_every_check_that_judges_production(
     checks = Catalogue.load().select(only=["REP004", "KEY003", "VAR007"])
     con = fixture_connection(_production_world())
 
-    def production(settings: Settings | None) -> dict[str, set[str]]:
-        findings = run_audit(con, checks=checks, settings=settings).findings
+    def production(options: AuditOptions | None) -> dict[str, set[str]]:
+        findings = run_audit(con, checks=checks, options=options).findings
         return {check: alarmed(findings, check) for check in ("REP004", "KEY003", "VAR007")}
 
     assert production(None) == {  # the built-in pattern: "production" is a word of the name
@@ -274,7 +274,7 @@ def test_one_production_pattern_reaches_every_check_that_judges_production(
     path.write_text("[audit]\nproduction_pattern = '\\blive\\b'\n", encoding="utf-8")
     settings = load_settings(path, environ={})
     assert settings.production_pattern == r"\blive\b"
-    assert production(settings) == {
+    assert production(settings.audit_options()) == {
         "REP004": {"s-e-live"},
         "KEY003": {"k-e-live"},
         "VAR007": {"environment:e-live:API_SECRET", "environment:e-stg:API_SECRET"},

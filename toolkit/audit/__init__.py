@@ -25,6 +25,7 @@ from toolkit.audit.diff import SnapshotDiff, diff_snapshots
 from toolkit.audit.engine import AuditRequest, run_audit
 from toolkit.audit.findings import FINDING_COLUMNS, AuditResult, SnapshotRef
 from toolkit.audit.formats import FORMATS, escape_markdown, findings_table, render
+from toolkit.audit.options import AuditOptions
 from toolkit.audit.sarif import to_sarif
 from toolkit.audit.waivers import Waiver, load_waivers, parse_waivers
 from toolkit.errors import AuditError, CheckDefinitionError, WaiverError
@@ -37,6 +38,7 @@ __all__ = [
     "OUTPUT_COLUMNS",
     "SEVERITIES",
     "AuditError",
+    "AuditOptions",
     "AuditRequest",
     "AuditResult",
     "Catalogue",

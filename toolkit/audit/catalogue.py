@@ -5,7 +5,7 @@ adds the user's own without touching the package, ``[checks.ID]`` tables overrid
 defaults a check declares in its header, and ``[audit] skip`` leaves checks out (ids, globs
 such as ``VAR0*``, or areas such as ``webhooks``). Example::
 
-    catalogue = Catalogue.from_settings(load_settings())
+    catalogue = Catalogue.from_options(load_settings().audit_options())
     for spec in catalogue.specs:
         params = catalogue.params(spec)      # {"min_ratio": 6}: defaults, then configuration
     security = catalogue.select(only=["security", "WEB*"])
@@ -19,6 +19,7 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
+from toolkit.audit.options import AuditOptions
 from toolkit.errors import CheckDefinitionError, ConfigError
 
 if TYPE_CHECKING:
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from toolkit.audit.check_file import CheckSpec
-    from toolkit.config import Settings
 
 __all__ = ["Catalogue", "params_example"]
 
@@ -68,23 +68,23 @@ class Catalogue:
         return cls(tuple(specs), dict(overrides or {}), where or "configuration")
 
     @classmethod
-    def from_settings(
-        cls, settings: Settings | None, *, only: Sequence[str] = (), skip: Sequence[str] = ()
+    def from_options(
+        cls,
+        options: AuditOptions | None = None,
+        *,
+        only: Sequence[str] = (),
+        skip: Sequence[str] = (),
     ) -> Catalogue:
-        """The checks and thresholds that ``settings`` name (built-in only when None), less
-        those of ``[audit] skip``; then, as :meth:`select`, those ``only`` (``--check``)
-        names and ``skip`` (``--skip``) does not.
+        """The checks and thresholds that ``options`` name (default: the built-in ones),
+        less those of ``[audit] skip``; then, as :meth:`select`, those ``only``
+        (``--check``) names and ``skip`` (``--skip``) does not.
 
         A ``--check`` pattern is looked for among every loaded check, so one that names only
         checks ``[audit] skip`` leaves out says so instead of "matches no check"."""
-        if settings is None:
-            return cls.load().select(only=only, skip=skip)
-        where = str(settings.source) if settings.source else None
+        chosen = options or AuditOptions()
+        where = chosen.where
         loaded = cls.load(
-            settings.audit_checks,
-            settings.check_params,
-            builtin=settings.builtin_checks,
-            where=where,
+            chosen.check_folders, chosen.check_params, builtin=chosen.builtin_checks, where=where
         )
         if not loaded.specs:
             raise ConfigError(
@@ -93,9 +93,9 @@ class Catalogue:
                 "builtin_checks out"
             )
         config_skip = f"{where or 'the settings'}: [audit] skip"
-        loaded.select(skip=settings.skip_checks, where=config_skip)  # a pattern matching none
+        loaded.select(skip=chosen.skip, where=config_skip)  # a pattern matching none
         loaded.select(only=only, skip=skip)  # patterns matching none, among every check
-        configured = loaded._pick(skip=settings.skip_checks)
+        configured = loaded._pick(skip=chosen.skip)
         for pattern in only:
             if not any(_matches(spec, pattern) for spec in configured.specs):
                 raise ConfigError(
@@ -140,10 +140,10 @@ class Catalogue:
         """The values DuckDB receives for ``spec``: its defaults, then the configuration."""
         return spec.bind(self.overrides.get(spec.id), where=self.where)
 
-    def configured(self, settings: Settings | None = None) -> tuple[str, ...]:
+    def configured(self, options: AuditOptions | None = None) -> tuple[str, ...]:
         """One line per setting that changes what the checks find, for a reader of the
         findings: each threshold other than its check's default (``RES005 max_ratio = 50
-        (default 8)``), and from ``settings`` the checks ``[audit] skip`` leaves out and
+        (default 8)``), and from ``options`` the checks ``[audit] skip`` leaves out and
         the production pattern, when one is configured. Empty: the defaults."""
         lines = []
         for spec in self.specs:
@@ -152,10 +152,10 @@ class Catalogue:
                 if values[name] != param.default:
                     shown, default = json.dumps(values[name]), json.dumps(param.default)
                     lines.append(f"{spec.id} {name} = {shown} (default {default})")
-        if settings is not None and settings.skip_checks:
-            lines.append(f"left out by [audit] skip: {', '.join(settings.skip_checks)}")
-        if settings is not None and settings.production_pattern is not None:
-            pattern = settings.production_pattern  # as the file writes it, a literal string
+        if options is not None and options.skip:
+            lines.append(f"left out by [audit] skip: {', '.join(options.skip)}")
+        if options is not None and options.production_pattern is not None:
+            pattern = options.production_pattern  # as the file writes it, a literal string
             lines.append(
                 f"production: environments named as [audit] production_pattern = '{pattern}'"
             )

@@ -98,7 +98,7 @@ def diff_snapshots(
     failed calls left without a row).
 
     Findings are the audit of ``after`` against ``before`` (``request``, with keyword
-    arguments changing its fields: settings, checks, waivers) as
+    arguments changing its fields: options, checks, waivers) as
     :func:`~toolkit.audit.run_audit` judges them, from the findings history: a waived
     finding is listed with its waiver, not left out."""
     con = source.duckdb() if isinstance(source, Store) else source

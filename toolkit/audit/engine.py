@@ -12,7 +12,7 @@ history's rows. Example::
 
     result = run_audit(Store.open("data/store"))              # newest vs the one before
     result = run_audit(store, snapshot="0193...", compare_to="0192...")
-    result = run_audit(store, AuditRequest(settings=settings, latest_only=True))
+    result = run_audit(store, AuditRequest(options=settings.audit_options(), latest_only=True))
     result.findings, result.summary(), result.mttr(), result.waiver_report
 """
 
@@ -57,8 +57,8 @@ if TYPE_CHECKING:
     import duckdb
 
     from toolkit.audit.check_file import CheckSpec
+    from toolkit.audit.options import AuditOptions
     from toolkit.audit.waivers import Waiver
-    from toolkit.config import Settings
 
 __all__ = ["AuditFields", "AuditRequest", "run_audit"]
 
@@ -68,7 +68,7 @@ _BLIND_SCHEMA = pa.schema([("check_id", pa.string()), ("snapshot_id", pa.string(
 class AuditFields(TypedDict, total=False):
     """The fields of :class:`AuditRequest`, as keyword arguments."""
 
-    settings: Settings | None
+    options: AuditOptions | None
     checks: Catalogue | Sequence[CheckSpec] | None
     snapshot: str | None
     compare_to: str | None
@@ -84,12 +84,12 @@ class AuditRequest:
 
     ``snapshot`` (an id or unique prefix; default: the newest, partial or not) is judged
     against ``compare_to`` (default: the complete snapshot before it). ``checks`` defaults
-    to the built-in ones plus the folders ``settings`` name, with the thresholds it sets;
+    to the built-in ones plus the folders ``options`` name, with the thresholds they set;
     ``waivers`` (a file or parsed waivers) to the configured file; ``today`` (which waivers
     have expired) to today, UTC. ``latest_only``: see :func:`run_audit`.
     """
 
-    settings: Settings | None = None
+    options: AuditOptions | None = None
     checks: Catalogue | Sequence[CheckSpec] | None = None
     snapshot: str | None = None
     compare_to: str | None = None
@@ -123,9 +123,9 @@ def run_audit(
     ``regressed`` and resolve times see only those snapshots.
     """
     asked = (request or AuditRequest()).but(**changes)
-    catalogue = _catalogue(asked.checks, asked.settings)
-    waiving = _chosen_waivers(asked.waivers, catalogue, asked.settings)
-    production = asked.settings.production_pattern if asked.settings else None
+    catalogue = _catalogue(asked.checks, asked.options)
+    waiving = _chosen_waivers(asked.waivers, catalogue, asked.options)
+    production = asked.options.production_pattern if asked.options else None
     started = time.perf_counter()
     timings: dict[str, float] = {}
     with store_reads():
@@ -194,7 +194,7 @@ def _lifecycle(
         read=tuple(positions.snapshot_id),
         blind=blind.to_pandas(),
         not_collected=not_collected_tables(con, (target, compare)),
-        configured=catalogue.configured(asked.settings),
+        configured=catalogue.configured(asked.options),
         judged=dict(history.judged),
         warnings=tuple(history.warnings),
     )
@@ -212,16 +212,16 @@ def _details(con: duckdb.DuckDBPyConnection, kept: Sequence[str]) -> pa.Table:
 
 
 def _chosen_waivers(
-    waivers: Path | Sequence[Waiver] | None, catalogue: Catalogue, settings: Settings | None
+    waivers: Path | Sequence[Waiver] | None, catalogue: Catalogue, options: AuditOptions | None
 ) -> Sequence[Waiver]:
     """The waivers given, or the configured file's, read before any check runs; one naming
-    no check an audit with ``settings`` could run is refused (a typo would waive nothing)."""
-    default = settings.waivers_file if settings else None
+    no check an audit with ``options`` could run is refused (a typo would waive nothing)."""
+    default = options.waivers_file if options else None
     chosen = waivers_from(waivers, default)
     ran = {spec.id for spec in catalogue.specs}
     if any(w.check not in ran for w in chosen):  # a skipped check's, or a typo
         where = waivers if isinstance(waivers, PurePath) else default
-        require_known_checks(chosen, _known_ids(catalogue, settings), str(where or "waivers"))
+        require_known_checks(chosen, _known_ids(catalogue, options), str(where or "waivers"))
     return chosen
 
 
@@ -279,23 +279,23 @@ def _blind(
 
 
 def _catalogue(
-    checks: Catalogue | Sequence[CheckSpec] | None, settings: Settings | None
+    checks: Catalogue | Sequence[CheckSpec] | None, options: AuditOptions | None
 ) -> Catalogue:
     if isinstance(checks, Catalogue):
         return checks
     if checks is None:
-        return Catalogue.from_settings(settings)
+        return Catalogue.from_options(options)
     specs = tuple(checks)
     chosen = {s.id for s in specs}
-    overrides = settings.check_params if settings else {}
+    overrides = options.check_params if options else {}
     return Catalogue(specs, {k: v for k, v in overrides.items() if k in chosen})
 
 
-def _known_ids(catalogue: Catalogue, settings: Settings | None) -> set[str]:
-    """Every check id an audit with ``settings`` could run (skipped ones too), and
+def _known_ids(catalogue: Catalogue, options: AuditOptions | None) -> set[str]:
+    """Every check id an audit with ``options`` could run (skipped ones too), and
     ``catalogue``'s."""
-    folders = settings.audit_checks if settings else ()
-    builtin = settings.builtin_checks if settings else True
+    folders = options.check_folders if options else ()
+    builtin = options.builtin_checks if options else True
     return {s.id for s in (*catalogue.specs, *Catalogue.load(folders, builtin=builtin).specs)}
 
 

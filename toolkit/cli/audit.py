@@ -152,7 +152,7 @@ def audit_command(
             _refuse_ratchet_without_gate(settings, lifted=fail_on == "never", flag=fail_on_new)
         catalogue = chosen_checks(settings, check, skip)
         request = AuditRequest(
-            settings=settings,
+            options=settings.audit_options(),
             checks=catalogue,
             snapshot=snapshot,
             compare_to=compare_to,

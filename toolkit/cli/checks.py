@@ -102,7 +102,8 @@ def checks_command(
         table.add_row(Text(spec.id), Text(spec.severity), Text(spec.area), title)
     with writing_stdout():
         console.print(table)
-    for line in catalogue.configured(settings):  # thresholds changed, checks left out, production
+    # thresholds changed, checks left out, production
+    for line in catalogue.configured(settings.audit_options()):
         err.print(Text(line))
 
 
@@ -172,7 +173,8 @@ def finding_command(
     table_or_json(format)
     with audit_errors():
         settings = load_settings(config, store_url=store)
-        catalogue = Catalogue.from_settings(settings)
+        options = settings.audit_options()
+        catalogue = Catalogue.from_options(options)
         ids = {spec.id.upper(): spec.id for spec in catalogue.specs}
         check_id = ids.get(check_id.upper(), check_id)  # any case, as --check matches ids
         if check_id not in ids.values():
@@ -182,7 +184,7 @@ def finding_command(
             )
         result = run_audit(  # this check alone: its history is all the story needs
             Store.open(settings.store_url, create=False),
-            settings=settings,
+            options=options,
             checks=catalogue.select(only=[check_id]),
             snapshot=snapshot,
             waivers=waivers,

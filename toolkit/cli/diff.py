@@ -69,7 +69,7 @@ def diff_command(
             Store.open(settings.store_url, create=False),
             before=before,
             after=after,
-            request=AuditRequest(settings=settings, waivers=waivers),
+            request=AuditRequest(options=settings.audit_options(), waivers=waivers),
         )
     for warning in change.warnings:
         err.print(Text(f"warning: {warning}"))

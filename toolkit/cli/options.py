@@ -152,7 +152,7 @@ def chosen_checks(
     from toolkit.audit import Catalogue
     from toolkit.errors import ConfigError
 
-    catalogue = Catalogue.from_settings(settings, only=only or (), skip=skip or ())
+    catalogue = Catalogue.from_options(settings.audit_options(), only=only or (), skip=skip or ())
     if not catalogue.specs:
         config_skip = f"{settings.source or 'the settings'}: [audit] skip"
         options = " and ".join(o for o, given in (("--check", only), ("--skip", skip)) if given)

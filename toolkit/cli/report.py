@@ -105,7 +105,7 @@ def report_command(
             opened = Store.open(settings.store_url, create=False)
             target = out if out is not None else (DEFAULT_HTML_OUT if chosen == "html" else None)
             request = AuditRequest(
-                settings=settings,
+                options=settings.audit_options(),
                 checks=chosen_checks(settings, check, skip),
                 compare_to=compare_to,
                 waivers=waivers,

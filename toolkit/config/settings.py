@@ -47,6 +47,7 @@ from toolkit.schedule.settings import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from toolkit.audit.options import AuditOptions
     from toolkit.collect import CrawlOptions
 
 __all__ = [
@@ -174,6 +175,21 @@ class Settings:
     def token(self, environ: Mapping[str, str] | None = None) -> str:
         """The collecting credential's token, read from its environment variable."""
         return self.collecting.token(environ)
+
+    def audit_options(self) -> AuditOptions:
+        """What an audit is configured with ([audit], [checks.ID]), as the audit's own value
+        (built on demand, as ``[collect]``'s options are only when the section sets some)."""
+        from toolkit.audit.options import AuditOptions
+
+        return AuditOptions(
+            check_folders=self.audit_checks,
+            builtin_checks=self.builtin_checks,
+            skip=self.skip_checks,
+            check_params=self.check_params,
+            waivers_file=self.waivers_file,
+            production_pattern=self.production_pattern,
+            source=self.source,
+        )
 
     def client_config(
         self, credential: Credential | None = None, environ: Mapping[str, str] | None = None

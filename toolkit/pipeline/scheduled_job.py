@@ -234,12 +234,12 @@ def _is_unavailable(status: object) -> bool:
 
 
 def _audit(settings: Settings, outcome: RunOutcome) -> AuditResult | None:
-    from toolkit.audit import AuditRequest, run_audit
+    from toolkit.audit import run_audit
     from toolkit.audit.waivers import ATTENTION
     from toolkit.snapshot import Store
 
     try:  # judges the snapshot just committed into the findings history, reads the rest
-        result = run_audit(Store.open(settings.store_url), AuditRequest(settings=settings))
+        result = run_audit(Store.open(settings.store_url), options=settings.audit_options())
     except AuditError as exc:
         logger.info("audit skipped: %s", exc, extra={"fields": {"run_id": outcome.run_id}})
         return None
@@ -324,7 +324,7 @@ def _report(settings: Settings, result: AuditResult, outcome: RunOutcome) -> Non
     format = format_of(path) or "html"  # the settings refuse other names
     try:
         store = Store.open(settings.store_url)
-        write_report(store, path, AuditRequest(settings=settings), format=format)
+        write_report(store, path, AuditRequest(options=settings.audit_options()), format=format)
     except (OSError, ValueError, ToolkitError) as exc:
         outcome.fields["report"] = f"not written: {exc}"
         logger.warning("report %s not written: %s", path, exc)

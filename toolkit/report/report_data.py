@@ -88,7 +88,7 @@ def gather_report(
     snapshot before the judged one; ``since`` limits the trends and the evidence appendix to
     snapshots taken at
     or after it (naive times are UTC); ``waivers`` defaults to the configured file;
-    ``checks`` to the checks ``settings`` configure (``Catalogue.select`` makes a subset).
+    ``checks`` to the checks ``options`` configure (``Catalogue.select`` makes a subset).
     Raises :class:`~toolkit.errors.AuditError` for a store without a snapshot, an
     unknown snapshot id, or a ``since`` after the newest snapshot. The audit brings the
     store's findings history up to date first (:func:`~toolkit.audit.run_audit`).

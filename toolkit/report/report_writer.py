@@ -129,7 +129,7 @@ def render_report(
     """The report as text in ``format`` (html, markdown, json or csv).
 
     ``request`` (a :class:`~toolkit.audit.AuditRequest`; keyword arguments change its
-    fields: ``compare_to``, ``waivers``, ``settings``, ``checks``) is what
+    fields: ``compare_to``, ``waivers``, ``options``, ``checks``) is what
     :func:`toolkit.audit.run_audit` is asked; ``since`` limits the trends and the evidence
     appendix to snapshots taken at or after it. Raises
     ``ValueError`` for an unknown format and :class:`~toolkit.errors.AuditError` when the
