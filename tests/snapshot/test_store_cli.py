@@ -261,6 +261,7 @@ def test_vacuum_says_what_the_retention_window_kept(
     kept = int(re.search(r"removed 0 file\(s\); kept (\d+) file\(s\)", said)[1])  # type: ignore[index]
     assert kept >= 3 and "retention window of 168 hour(s)" in said
     assert "platform-audit store vacuum --retention-hours 0" in said
+    assert "[schedule] vacuum_retention_hours" in said  # the setting of the scheduled job
     result = runner.invoke(store_app, ["vacuum", "--retention-hours", "0", *args])
     said = " ".join(result.output.split())
     assert f"removed {kept} file(s); no other file is unneeded" in said, said
