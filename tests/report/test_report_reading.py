@@ -17,6 +17,7 @@ from toolkit.report.report_view import (
     ACCOUNT_WIDE,
     ACCOUNT_WIDE_NOTE,
     location,
+    service_changes,
     team_counts,
 )
 from toolkit.report.text_reports import render_json, render_markdown
@@ -84,6 +85,15 @@ def test_markdown_services_changes_name_where_each_service_is(report_data: Repor
     entries = line.removeprefix("Services: ").rstrip(".").split("; ")
     assert len(entries) == len(set(entries))
     assert all(" / " in e for e in entries), entries  # (team / project / environment)
+
+
+def test_html_service_changes_say_where_each_service_is(report_data: ReportData, html: str) -> None:
+    changes = html[html.index('<section id="changes">') : html.index('<section id="checks">')]
+    rows = service_changes(report_data)
+    assert rows and "<th>where</th>" in changes
+    for row in rows:
+        assert row["where"].count(" / ") == 2  # team / project / environment
+        assert f'<td class="where">{escape(row["where"])}</td>' in changes
 
 
 def test_html_findings_name_the_service_of_a_service_level_variable(

@@ -2,7 +2,8 @@
 
 Services added, removed, changed or not collected (a failed listing, a 404, the collecting
 key's limits: :mod:`toolkit.audit.diff`), and findings new, regressed, resolved or not
-observed, as a table or JSON; a note on stderr for each partial side. Exits 2 on bad
+observed, as a table or JSON; an empty diff says so in one line ("No changes between
+FROM and TO."; JSON: ``"empty": true``); a note on stderr for each partial side. Exits 2 on bad
 configuration or snapshot choices, 7 when the store cannot be read::
 
     platform-audit diff                                 # the newest, and the complete before
