@@ -154,6 +154,9 @@ def test_json_evidence_names_the_snapshots_recomputed(report_data: ReportData) -
     assert compare is not None
     assert evidence["verify"]["content_recomputed"] == [target.snapshot_id, compare.snapshot_id]
     checks = {s["snapshot_id"]: s["content_check"] for s in evidence["snapshots"]}
+    changes = json.loads(render_json(report_data))["changes"]
+    assert all(f["where"] for f in changes["findings"])  # as the tables show it
+    assert all(s["where"] for s in changes["services"])
     assert checks[target.snapshot_id] == "recomputed"
     assert list(checks.values()).count("chain only") == len(checks) - 2
 

@@ -289,7 +289,7 @@ def _top_findings(open_frame: pd.DataFrame, top: int) -> list[str]:
 def _finding_brief(record: dict[str, Any]) -> dict[str, Any]:
     keys = ("state", "severity", "check_id", "title", "resource_type", "resource_id")
     return {**{k: record.get(k) for k in keys}, "resource": record["resource"],
-            "reason": record.get("reason")}  # fmt: skip
+            "where": record["where"], "reason": record.get("reason")}  # fmt: skip
 
 
 def _row(*cells: object) -> str:
