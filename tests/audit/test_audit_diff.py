@@ -369,3 +369,29 @@ def test_the_table_says_where_same_named_resources_live(tmp_path: Path) -> None:
         ("new", "payments / shop / staging"),
         ("regressed", "core-platform / shop / production"),
     }
+
+
+def test_an_empty_diff_says_no_changes_in_every_format(tmp_path: Path) -> None:
+    """Two snapshots of the same platform: no empty tables, one sentence; JSON says empty."""
+    fixture = history()
+    first, second = fixture["snapshots"][:2]
+    fixture["snapshots"] = [first, {**first, "at": second["at"]}]
+    ids = _store_ids(tmp_path, fixture)
+    argv = ["diff", "--store", str(tmp_path / "store"), "--config", str(config_file(tmp_path))]
+    table = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.stderr
+    assert table.stdout.strip() == f"No changes between {ids[0]} and {ids[1]}."
+    outcome = CliRunner().invoke(app, [*argv, "--format", "json"])
+    data = json.loads(outcome.stdout)
+    assert data["empty"] is True and data["summary"] == table.stdout.strip()
+    assert not data["findings"] and not any(data["services"].values())
+
+
+def test_a_diff_with_changes_is_not_empty(tmp_path: Path) -> None:
+    _store_ids(tmp_path, history())
+    argv = ["diff", "--store", str(tmp_path / "store"), "--config", str(config_file(tmp_path))]
+    outcome = CliRunner().invoke(app, [*argv, "--format", "json"])
+    data = json.loads(outcome.stdout)
+    assert data["empty"] is False and data["summary"] is None
+    table = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
+    assert "No changes" not in table.stdout and "services from" in table.stdout

@@ -94,3 +94,34 @@ def test_notebook_runs(path: Path, executed: dict[str, tuple[Any, float]]) -> No
 def test_demo_wrote_both_reports(demo_run: DemoOutcome) -> None:
     assert {p.name for p in demo_run.reports} == {"report.html", "report.md"}
     assert all(p.stat().st_size > 0 for p in demo_run.reports)
+
+
+def test_quickstart_reads_unset_limits_as_not_set(
+    executed: dict[str, tuple[Any, float]], demo_run: DemoOutcome
+) -> None:
+    """Notebook 01 says what -1 means and averages only the limits that are set."""
+    from toolkit.snapshot import Store
+
+    notebook, _ = executed["01_quickstart"]
+    if isinstance(notebook, Exception):
+        raise notebook
+    cells = notebook.cells
+    at = next(n for n, c in enumerate(cells) if "from service_limits_latest" in c.source)
+    assert cells[at - 1].cell_type == "markdown" and "`-1`" in cells[at - 1].source
+    # pandas wraps a wide frame into blocks: a header line, then the row "0 ..." under it
+    lines = [line.rstrip(" \\") for line in cells[at].outputs[0]["data"]["text/plain"].splitlines()]
+    lines = [line for line in lines if line.strip()]
+    shown: dict[str, float] = {}
+    for header, values in zip(lines[0::2], lines[1::2], strict=True):
+        shown.update(zip(header.split(), map(float, values.split()[1:]), strict=True))
+    con = Store.open(demo_run.store).duckdb()
+    services, limited, naive, right = con.execute(
+        "select count(*), count(*) filter (where memory_limits_megabytes > 0), "
+        "round(avg(memory_limits_megabytes)), "
+        "round(avg(memory_limits_megabytes) filter (where memory_limits_megabytes > 0)) "
+        "from services_latest"
+    ).fetchone()
+    assert (shown["services"], shown["with_memory_limit"]) == (services, limited)
+    assert (shown["naive_avg_mb"], shown["avg_memory_limit_mb"]) == (naive, right)
+    assert services > limited  # the demo has services without a memory limit: -1
+    assert shown["avg_memory_limit_mb"] > shown["naive_avg_mb"]

@@ -124,7 +124,7 @@ def test_a_team_in_the_summary_lists_its_open_findings(page: Page) -> None:
         "[...document.querySelectorAll('a.filter-link[data-filter=team]')]"
         ".map(a => [a.dataset.value, Number(a.closest('tr').lastElementChild.textContent)])"
     )
-    assert len(teams) >= 2  # a team, and "no team" for keys
+    assert len(teams) >= 2  # a team, and "account-wide (no team)" for keys
     for team, total in teams:
         page.evaluate(
             "document.querySelector("

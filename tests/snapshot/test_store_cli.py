@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -242,3 +243,26 @@ def test_unlock_says_who_holds_the_lock_and_clears_a_dead_holder(
     cleared = runner.invoke(store_app, ["unlock", "--store", store.url])
     assert cleared.exit_code == 0, cleared.output
     assert f"cleared the lock of pid {2**22 + 7} on h" in " ".join(cleared.output.split())
+
+
+def test_vacuum_says_what_the_retention_window_kept(
+    tmp_path: Path, write_snapshot: WriteSnapshot
+) -> None:
+    """After a compact, the old files are younger than the window: a vacuum that removes
+    nothing says how many it kept, why, and the option that removes them."""
+    store = Store.open(tmp_path / "s")
+    for i in range(3):
+        write_snapshot(store, at=T0 + timedelta(minutes=i), version=i)
+    args = ["--store", store.url]
+    assert runner.invoke(store_app, ["compact", *args]).exit_code == 0
+    result = runner.invoke(store_app, ["vacuum", *args])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    kept = int(re.search(r"removed 0 file\(s\); kept (\d+) file\(s\)", said)[1])  # type: ignore[index]
+    assert kept >= 3 and "retention window of 168 hour(s)" in said
+    assert "platform-audit store vacuum --retention-hours 0" in said
+    assert "[schedule] vacuum_retention_hours" in said  # the setting of the scheduled job
+    result = runner.invoke(store_app, ["vacuum", "--retention-hours", "0", *args])
+    said = " ".join(result.output.split())
+    assert f"removed {kept} file(s); no other file is unneeded" in said, said
+    assert store.verify().ok

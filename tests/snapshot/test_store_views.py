@@ -98,3 +98,45 @@ def test_times_read_as_utc_whatever_the_machines_zone() -> None:
     assert seen["text"] == "00:00"
     assert len(seen["reasons"]) == 1
     assert "2026-01-18 00:00 UTC" in seen["reasons"][0]
+
+
+def test_service_limits_read_minus_one_as_not_set(
+    store: Store, write_snapshot: WriteSnapshot
+) -> None:
+    """-1 means "not set" (platform API 2.3): a naive avg() counts it as a 1 MB limit."""
+    old = write_snapshot(store, at=T0, version=1)
+    write_snapshot(store, at=T0 + timedelta(hours=1), version=2)
+    rows = fetch(
+        store,
+        "select name, memory_limits_megabytes as raw, memory_limit_mb, cpu_limit_mcpu "
+        "from service_limits_latest order by name",
+    )
+    assert [(r["name"], r["raw"], r["memory_limit_mb"]) for r in rows] == [
+        ("api-0", -1, None), ("api-1", 512, 512), ("api-2", 512, 512)
+    ]  # fmt: skip
+    assert {r["cpu_limit_mcpu"] for r in rows} == {None}  # not collected: not known
+    naive, right = (
+        store.duckdb()
+        .execute(
+            "select avg(memory_limits_megabytes), avg(memory_limit_mb) from service_limits_latest"
+        )
+        .fetchone()
+    )
+    assert (naive, right) == (341.0, 512.0)
+    history = fetch(store, "select distinct snapshot_id from service_limits order by 1")
+    assert {r["snapshot_id"] for r in history} > {old.snapshot_id}
+    # the raw views keep exactly their declared columns; their limits say how to read them
+    comments = dict(
+        store.duckdb()
+        .execute(
+            "select column_name, comment from duckdb_columns() "
+            "where table_name = 'services' and comment is not null"
+        )
+        .fetchall()
+    )
+    assert set(comments) == {
+        "cpu_limits_millicores", "cpu_requests_millicores",
+        "memory_limits_megabytes", "memory_requests_megabytes",
+    }  # fmt: skip
+    assert "-1 (or 0) means not set" in comments["memory_limits_megabytes"]
+    assert "service_limits.memory_limit_mb" in comments["memory_limits_megabytes"]

@@ -2,7 +2,8 @@
 
 Services added, removed, changed or not collected (a failed listing, a 404, the collecting
 key's limits: :mod:`toolkit.audit.diff`), and findings new, regressed, resolved or not
-observed, as a table or JSON; a note on stderr for each partial side. Exits 2 on bad
+observed, as a table or JSON; an empty diff says so in one line ("No changes between
+FROM and TO."; JSON: ``"empty": true``); a note on stderr for each partial side. Exits 2 on bad
 configuration or snapshot choices, 7 when the store cannot be read::
 
     platform-audit diff                                 # the newest, and the complete before
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from toolkit.audit.diff import SnapshotDiff
     from toolkit.audit.findings import SnapshotRef
 
-__all__ = ["diff_command", "diff_json", "diff_renderable"]
+__all__ = ["diff_command", "diff_json", "diff_renderable", "no_changes_line"]
 
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole, to copy and grep
 
@@ -104,6 +105,8 @@ def diff_json(change: SnapshotDiff) -> dict[str, Any]:
     return {
         "from": ref_json(change.before),
         "to": ref_json(change.after),
+        "empty": change.empty,  # nothing added, removed, changed, not collected, no finding
+        "summary": no_changes_line(change) if change.empty else None,
         "services": {
             "added": records(change.added),
             "removed": records(change.removed),
@@ -125,6 +128,13 @@ def diff_renderable(change: SnapshotDiff) -> RenderableType:
         return snapshot.snapshot_id + (" (partial)" if snapshot.status == "partial" else "")
 
     title = f"from {ref(change.before)} to {ref(change.after)}"
+    notes = [
+        Text(f"not collected in --{side} {snap.snapshot_id} (partial): {', '.join(tables)}")
+        for side, snap in (("from", change.before), ("to", change.after))
+        if (tables := change.tables_not_collected.get(snap.snapshot_id))
+    ]
+    if change.empty:  # two tables with no row said nothing: say it
+        return Group(Text(no_changes_line(change)), *notes)
     # Lighter boxes, and long ids and field names fold rather than end in "…": a terminal's
     # 80 columns must not hide which service or field changed.
     services = Table(title=Text(f"services {title}"), box=box.SIMPLE_HEAD)
@@ -162,12 +172,17 @@ def diff_renderable(change: SnapshotDiff) -> RenderableType:
             where_cell(f["resource_name"] or f["resource_id"], owner_path(f)),
             reason,
         )
-    notes = [
-        Text(f"not collected in --{side} {snap.snapshot_id} (partial): {', '.join(tables)}")
-        for side, snap in (("from", change.before), ("to", change.after))
-        if (tables := change.tables_not_collected.get(snap.snapshot_id))
+    shown = [
+        table if table.row_count else Text(f"{name} {title}: no change")
+        for name, table in (("services", services), ("findings", findings))
     ]
-    return Group(services, findings, *notes)
+    return Group(*shown, *notes)
+
+
+def no_changes_line(change: SnapshotDiff) -> str:
+    """The whole table output of an empty diff: no service added, removed, changed or not
+    collected, no finding new, regressed, resolved or unobserved."""
+    return f"No changes between {change.before.snapshot_id} and {change.after.snapshot_id}."
 
 
 def _diff_partial_messages(change: SnapshotDiff) -> list[str]:

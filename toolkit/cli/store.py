@@ -207,9 +207,26 @@ def vacuum(
     """Remove files that no table version within the retention needs."""
     with _writing(store) as opened:
         report = opened.vacuum(retention_hours=retention_hours)
-    rows = [[n, c] for n, c in sorted(report.removed.items())]
-    console.print(_table("files removed", ["table", "files"], rows))
-    console.print(f"removed {report.total} file(s)", highlight=False)
+    rows = [[n, c, report.kept.get(n, 0)] for n, c in sorted(report.removed.items())]
+    console.print(_table("files no version needs", ["table", "removed", "kept"], rows))
+    line = _vacuum_line(report.total, report.total_kept, retention_hours)
+    console.print(line, highlight=False, markup=False)  # "[schedule]" is text, not a style
+
+
+def _vacuum_line(removed: int, kept: int, retention_hours: int) -> str:
+    """What ``store vacuum`` did, and why files no version needs were kept: the retention
+    window (``--retention-hours``; ``[schedule] vacuum_retention_hours`` for the scheduled
+    job) protects files younger than it (a ``compact`` just now leaves its old files inside it)."""
+    line = f"removed {removed} file(s)"
+    if not kept:
+        return f"{line}; no other file is unneeded"
+    return (
+        f"{line}; kept {kept} file(s) no version needs because they are younger than the "
+        f"retention window of {retention_hours} hour(s) (older table versions can still be "
+        "read until then). To remove them now: platform-audit store vacuum "
+        "--retention-hours 0 (time travel to older versions then stops working); the "
+        "scheduled job's window is [schedule] vacuum_retention_hours"
+    )
 
 
 @_command("retain")

@@ -14,11 +14,14 @@ import html
 from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from toolkit.audit import AREAS, SEVERITIES
 from toolkit.report.trends import ACCESS_LEVELS
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     import pandas as pd
 
     from toolkit.report.report_data import ReportData
@@ -37,7 +40,9 @@ SEVERITY_COLOURS = {
     "info": "#64748b",
 }
 _LINE_COLOURS = ("#0f766e", "#7c3aed", "#b45309", "#be185d", "#1d4ed8", "#4d7c0f", "#475569")
-_DASHES = ("solid", "dash", "dot", "dashdot")
+_DASHES = ("solid", "dash", "dashdot", "longdash")
+_MARKERS = ("circle", "square", "diamond", "triangle-up", "cross", "x")
+_COLLECTOR_COLOUR = "#111827"
 _HEAT_COLOURS = ("#f1f5f9", "#cbd5e1", "#93c5fd", "#f59e0b", "#b91c1c")
 _TIME_AXIS = "snapshot taken (UTC)"
 _MAX_SNAPSHOT_TICKS = 10
@@ -60,7 +65,8 @@ def report_figures(data: ReportData) -> dict[str, go.Figure]:
         figures["runtime-trend"] = runtime_trend(trends.runtime)
         figures["limits-trend"] = limits_trend(trends.runtime)
         if not trends.reach.empty:
-            figures["reach-trend"] = reach_trend(trends.reach)
+            collectors = {s.credential_name for s in data.snapshots if s.credential_name}
+            figures["reach-trend"] = reach_trend(trends.reach, collectors)
     if not data.reach.empty:
         figures["reach-heatmap"] = reach_heatmap(data.reach)
     return figures
@@ -91,20 +97,35 @@ def open_by_area(findings: pd.DataFrame) -> go.Figure:
 
 
 def severity_trend(series: pd.DataFrame) -> go.Figure:
-    """Alarms per snapshot, stacked by severity."""
-    fig = go.Figure()
-    for severity in SEVERITIES:
+    """Alarms per snapshot, one small panel per severity (critical on top), each on its own
+    scale: stacked in one bar, 6 critical findings under 240 others were a 1-2 pixel sliver;
+    in their own panel they are as tall and as readable as the 120 high ones."""
+    shown = [s for s in SEVERITIES if series[series.severity == s].alarms.any()]
+    rows = max(1, len(shown))
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.05)
+    for row, severity in enumerate(shown, start=1):
         part = series[series.severity == severity]
-        if part.alarms.any():
-            fig.add_bar(
-                name=severity,
-                x=part.snapshot_at,
-                y=part.alarms,
-                marker_color=SEVERITY_COLOURS[severity],
-                hovertemplate="%{x|%Y-%m-%d %H:%M}: %{y} " + severity + "<extra></extra>",
-            )
-    fig.update_layout(barmode="stack")
-    return _finish(fig, "Findings in alarm per snapshot", _TIME_AXIS, "findings in alarm (count)")
+        fig.add_bar(
+            name=severity,
+            x=part.snapshot_at,
+            y=part.alarms,
+            marker_color=SEVERITY_COLOURS[severity],
+            text=part.alarms,
+            textposition="outside",
+            cliponaxis=False,
+            hovertemplate="%{x|%Y-%m-%d %H:%M}: %{y} " + severity + "<extra></extra>",
+            row=row,
+            col=1,
+        )
+        top = max(1, int(part.alarms.max()))
+        fig.update_yaxes(title_text=severity, range=[0, top * 1.3], nticks=3, row=row, col=1)
+    fig.update_layout(showlegend=False, height=110 + 105 * rows, bargap=0.25)
+    _snapshot_ticks(fig, series.snapshot_at)
+    _finish(fig, "Findings in alarm, by severity", _TIME_AXIS, None)
+    fig.update_xaxes(title_text=None)
+    fig.update_xaxes(title_text=_TIME_AXIS, row=rows, col=1)  # under the bottom panel only
+    fig.update_yaxes(title_font={"color": "#1e293b", "size": 12})
+    return fig
 
 
 def runtime_trend(runtime: pd.DataFrame) -> go.Figure:
@@ -148,26 +169,54 @@ def limits_trend(runtime: pd.DataFrame) -> go.Figure:
     return _finish(fig, "Services with CPU and memory limits", _TIME_AXIS, "share of services (%)")
 
 
-def reach_trend(reach: pd.DataFrame) -> go.Figure:
-    """Services each audited key can read, per snapshot."""
+def reach_trend(reach: pd.DataFrame, collectors: Collection[str] = ()) -> go.Figure:
+    """Services each audited key can read, per snapshot; ``collectors``: the keys that
+    took the snapshots, named so in the legend.
+
+    Keys often read the same services (a viewer and the collecting key: everything), so
+    one line would lie on another: each key has its own marker and dash, a line that a
+    later one covers is drawn wide and pale beneath it (a halo), the collecting key is
+    drawn last, on top, and the legend gives every key's newest count.
+    """
     fig = go.Figure()
-    for n, (name, part) in enumerate(reach.groupby("credential_name", sort=True)):
-        label = plot_text(name, 32)
+    names = sorted(set(reach.credential_name), key=lambda n: (n in collectors, str(n)))
+    series = {n: reach[reach.credential_name == n].set_index("snapshot_id").services for n in names}
+    for n, name in enumerate(names):
+        part = reach[reach.credential_name == name]
+        label, collecting = plot_text(name, 32), name in collectors
+        role = ", collecting key" if collecting else ""
+        covered = any(_same_line(series[name], series[later]) for later in names[n + 1 :])
+        colour = _COLLECTOR_COLOUR if collecting else _LINE_COLOURS[n % len(_LINE_COLOURS)]
         fig.add_scatter(
-            name=label,
+            name=f"{label}{role}: {int(part.services.iloc[-1])}",
             x=part.snapshot_at,
             y=part.services,
             mode="lines+markers",
+            opacity=0.55 if covered else 1.0,
             line={
-                "color": _LINE_COLOURS[n % len(_LINE_COLOURS)],
-                "width": 2,
-                "dash": _DASHES[n % len(_DASHES)],
+                "color": colour,
+                "width": 8 if covered else 2,
+                "dash": "dot" if collecting else _DASHES[n % len(_DASHES)],
             },
-            hovertemplate="%{x|%Y-%m-%d %H:%M}: " + label + " reads %{y} services<extra></extra>",
+            marker={
+                "symbol": "star" if collecting else _MARKERS[n % len(_MARKERS)],
+                "size": 15 if covered else 9,
+                "line": {"width": 1, "color": "#ffffff"},
+            },
+            hovertemplate=label + role + ": %{y} services<extra></extra>",
         )
     fig.update_yaxes(rangemode="tozero")
+    fig.update_layout(hovermode="x unified", height=400)
     _snapshot_ticks(fig, reach.snapshot_at)
-    return _finish(fig, "Key reach: services each key can read", _TIME_AXIS, "services (count)")
+    _finish(fig, "Key reach: services each key reads", _TIME_AXIS, "services (count)")
+    fig.update_layout(margin={"t": 110})  # room for a legend of several lines
+    return fig
+
+
+def _same_line(one: pd.Series, other: pd.Series) -> bool:
+    """Whether two keys' counts (by snapshot id) are equal in most snapshots both have."""
+    both = one.index.intersection(other.index)
+    return len(both) > 0 and int((one[both] == other[both]).sum()) * 2 >= len(both)
 
 
 def reach_heatmap(reach: pd.DataFrame) -> go.Figure:

@@ -20,23 +20,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from toolkit.audit import AREAS, SEVERITIES
 from toolkit.audit.formats import partial_lines
 from toolkit.audit.waivers import EXPIRING_DAYS
 from toolkit.report.charts import report_figures
 from toolkit.report.report_view import (
+    ACCOUNT_WIDE_NOTE,
     NO_TEAM,
     area_counts,
     changed_findings,
     check_rows,
+    code_spans,
     finding_rows,
     service_changes,
     snapshot_rows,
     summary_counts,
     team_choices,
     team_counts,
+    verify_lines,
 )
 
 if TYPE_CHECKING:
@@ -99,6 +102,7 @@ def render_html(data: ReportData, *, page_rows: int = PAGE_ROWS) -> str:
         "team_rows": team_counts(open_frame),
         "team_options": team_choices(data.open_findings),
         "no_team": NO_TEAM,
+        "account_wide_note": ACCOUNT_WIDE_NOTE,
         "expiring_days": EXPIRING_DAYS,
         "has_trends": not data.trends.empty,
         "changed_findings": changed_findings(data),
@@ -110,9 +114,9 @@ def render_html(data: ReportData, *, page_rows: int = PAGE_ROWS) -> str:
         "has_reach": "reach-heatmap" in figures,
         "waivers": _records(result.waiver_report),
         "verify_ok": data.verify.ok,
-        "verify_summary": data.verify.summary(),
+        "verify_lines": verify_lines(data),
         "verify_breaks": [str(b) for b in data.verify.breaks[:20]],
-        "snapshots": snapshot_rows(data.snapshots),
+        "snapshots": snapshot_rows(data.snapshots, data.content_verified),
         "chart": _chart_renderer(figures),
         "css": Markup(_asset("report.css")),  # noqa: S704 - the toolkit's own file
         "js": Markup(_safe_script(_asset("report.js"))),  # noqa: S704 - the toolkit's own file
@@ -146,6 +150,7 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["when"] = _when
+    env.filters["code_spans"] = _code_markup
     return env
 
 
@@ -156,6 +161,14 @@ def _when(value: object) -> str:
     if isinstance(value, date):
         return value.isoformat()
     return "" if value is None else str(value)
+
+
+def _code_markup(text: str) -> Markup:
+    """Text with its backtick spans as ``<code>``, every part escaped."""
+    return Markup("").join(
+        Markup("<code>{}</code>").format(part) if code else escape(part)
+        for part, code in code_spans(text)
+    )
 
 
 @cache

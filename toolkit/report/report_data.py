@@ -49,6 +49,9 @@ class ReportData:
     snapshots: tuple[SnapshotInfo, ...]
     """The snapshots the trends cover (all, or those since ``since``), oldest first."""
     verify: VerifyReport
+    """The chain of every snapshot, and the content of ``content_verified`` only."""
+    content_verified: tuple[str, ...] = ()
+    """The snapshots whose content ``verify`` recomputed: the judged and the compared one."""
 
     @property
     def configured(self) -> tuple[str, ...]:
@@ -102,6 +105,7 @@ def gather_report(
     con = store.duckdb()
     # run_audit reads the waivers file before any check runs, and names it in its errors
     result = run_audit(store, (request or AuditRequest()).but(**fields))
+    recomputed = tuple(r.snapshot_id for r in (result.target, result.compare) if r)
     changes = None
     if result.compare is not None:
         # The findings changes are the audit's own; an empty catalogue keeps this to the
@@ -124,7 +128,8 @@ def gather_report(
         snapshots=snapshots,
         # The chain whole, the content of the snapshots this report presents: recomputing
         # every snapshot's content is minutes on a large store (`store verify` does it).
-        verify=store.verify(content=[r.snapshot_id for r in (result.target, result.compare) if r]),
+        verify=store.verify(content=recomputed),
+        content_verified=recomputed,
     )
 
 

@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolkit.audit import AREAS, SEVERITIES
-from toolkit.audit.formats import duration_text, evidence_text, frame_records, minute_text
+from toolkit.audit.formats import (
+    duration_text,
+    evidence_text,
+    frame_records,
+    minute_text,
+    owner_path,
+)
 from toolkit.audit.waivers import ATTENTION
 
 if TYPE_CHECKING:
@@ -24,21 +30,31 @@ __all__ = [
     "area_counts",
     "changed_findings",
     "check_rows",
+    "code_spans",
     "duration_text",
     "evidence_text",
     "finding_rows",
+    "location",
     "resource_label",
     "service_changes",
     "snapshot_rows",
     "summary_counts",
     "team_choices",
     "team_counts",
+    "verify_lines",
 ]
 
 TOP_TEAMS = 15
 """How many teams the by-team tables list (most severe findings first)."""
 NO_TEAM = "-"
 """The team id the HTML report gives findings of no team (an API key's, say)."""
+ACCOUNT_WIDE = "account-wide (no team)"
+"""How the reports name the place of findings of no team: an API key's."""
+ACCOUNT_WIDE_NOTE = (
+    "API keys are created in the account's settings and belong to no team: the findings of "
+    "the key-scope checks (what a key can reach and do) are counted as account-wide (no team)."
+)
+"""Said under every table that has an account-wide row."""
 
 _CHANGE_ORDER = {"new": 0, "regressed": 1, "resolved": 2}
 
@@ -73,7 +89,8 @@ def area_counts(findings: pd.DataFrame) -> list[dict[str, Any]]:
 def team_counts(findings: pd.DataFrame, top: int = TOP_TEAMS) -> tuple[list[dict[str, Any]], int]:
     """The ``top`` teams by their findings' severity (most critical, then most high, ...):
     counts per severity (in :data:`SEVERITIES` order) and total; and how many teams with
-    findings are left out. A finding with no team (a key of no team) counts under "no team"."""
+    findings are left out. A finding with no team (an API key's) counts under
+    :data:`ACCOUNT_WIDE`."""
     ids, names = _teams(findings)
     label = names.groupby(ids).first()
     rows: list[dict[str, Any]] = [
@@ -95,7 +112,7 @@ def _teams(findings: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     """Each finding's team id (:data:`NO_TEAM` for none) and name (its id when unnamed)."""
     ids = findings.team_id.fillna(NO_TEAM)
     names = findings.team_name.where(findings.team_name.notna(), findings.team_id)
-    return ids, names.fillna("no team")
+    return ids, names.fillna(ACCOUNT_WIDE)
 
 
 def _severity_counts(findings: pd.DataFrame, key: pd.Series) -> dict[str, list[int]]:
@@ -125,15 +142,24 @@ def resource_label(record: dict[str, Any]) -> str:
     return str(record.get("resource_name") or record.get("resource_id") or "")
 
 
+def location(record: dict[str, Any]) -> str:
+    """Where a finding's resource lives, above the resource itself: ``team / project /
+    environment`` and the service of a resource in one (a service-level variable, a volume),
+    so same-named resources tell apart; :data:`ACCOUNT_WIDE` for one of no team (an API key).
+    """
+    own = record.get("resource_type")
+    if own in ("team", "project", "environment"):  # not its own name again
+        record = {**record, f"{own}_name": None, f"{own}_id": None}
+    where = owner_path(record)
+    if not where and not record.get("team_id") and own != "team":
+        return ACCOUNT_WIDE
+    return where
+
+
 def finding_rows(findings: pd.DataFrame) -> list[dict[str, Any]]:
     """The findings table's rows: the finding's columns plus display fields."""
     rows = []
     for record in frame_records(findings):
-        where = " / ".join(
-            str(record[k])
-            for k in ("team_name", "project_name", "environment_name")
-            if record.get(k) and record[k] != record.get("resource_name")
-        )
         rows.append(
             {
                 **record,
@@ -141,7 +167,7 @@ def finding_rows(findings: pd.DataFrame) -> list[dict[str, Any]]:
                 if record["severity"] in SEVERITIES
                 else len(SEVERITIES),
                 "resource": resource_label(record),
-                "where": where,
+                "where": location(record),
                 "evidence": evidence_text(record.get("evidence")),
                 "first_seen_text": minute_text(record.get("first_seen"), zone=""),
             }
@@ -161,7 +187,8 @@ def changed_findings(data: ReportData) -> list[dict[str, Any]]:
 def service_changes(data: ReportData) -> list[dict[str, str]]:
     """Services added, removed and changed between the compared and the judged snapshot,
     and those missing from one of them only because its collection did not see them there
-    (not collected: neither removed nor added; the fields say why)."""
+    (not collected: neither removed nor added; the fields say why). ``where`` is the
+    service's ``team / project / environment``, so two services of one name tell apart."""
     if data.changes is None:
         return []
     rows: list[dict[str, str]] = []
@@ -181,14 +208,55 @@ def service_changes(data: ReportData) -> list[dict[str, str]]:
                     "change": change,
                     "name": str(record.get("name") or ""),
                     "id": str(record["id"]),
+                    "where": owner_path({**record, "resource_type": "service"}),
                     "fields": fields,
                 }
             )
     return rows
 
 
-def snapshot_rows(snapshots: Iterable[SnapshotInfo]) -> list[dict[str, Any]]:
-    """The evidence appendix: one row per snapshot with its hashes."""
+def verify_lines(data: ReportData) -> list[str]:
+    """What the evidence appendix says was verified, consistent with ``store verify``: the
+    chain over every snapshot, the content of the judged and compared snapshots only.
+    Commands are in backticks (code in Markdown, ``<code>`` in HTML: :func:`code_spans`)."""
+    report = data.verify
+    if not report.ok:
+        return [report.summary()]
+    total, checked = report.snapshots, report.content_checked
+    which = {1: "the judged snapshot", 2: "the judged and the compared snapshot"}
+    lines = [
+        f"Chain intact over all {total} snapshot(s): each one's chain hash links its content "
+        "hash to the snapshot before it, so an edited or removed snapshot breaks the chain.",
+        f"Content recomputed for {checked} snapshot(s) "
+        f"({which.get(checked, 'those marked below')}): their rows hash to the content hash "
+        "recorded when they were taken.",
+    ]
+    if report.content_skipped:
+        lines.append(
+            f"The other {report.content_skipped} snapshot(s) are checked by the chain only "
+            f"here: `platform-audit store verify` recomputes the content of all {total}."
+        )
+    if report.pruned:
+        lines.append(f"{report.pruned} snapshot(s) pruned: their rows are gone by design.")
+    if report.orphans:
+        lines.append(report.summary().rsplit("; ", 1)[-1])  # the orphans and the command
+    return lines
+
+
+def code_spans(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut at its backticks: ``(part, is_code)`` pairs; unpaired backticks are text."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an odd number of backticks: no code
+        return [(text, False)]
+    return [(part, n % 2 == 1) for n, part in enumerate(parts) if part]
+
+
+def snapshot_rows(
+    snapshots: Iterable[SnapshotInfo], recomputed: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """The evidence appendix: one row per snapshot with its hashes, and whether this report
+    recomputed its content (``recomputed``: ids) or checked its place in the chain only."""
+    checked = set(recomputed)
     return [
         {
             "seq": s.seq,
@@ -202,6 +270,7 @@ def snapshot_rows(snapshots: Iterable[SnapshotInfo]) -> list[dict[str, Any]]:
             ),
             "rows": sum(s.row_counts.values()),
             "content_hash": s.content_hash,
+            "content_check": "recomputed" if s.snapshot_id in checked else "chain only",
             "chain_hash": s.chain_hash,
         }
         for s in snapshots

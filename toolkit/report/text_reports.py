@@ -24,14 +24,18 @@ from toolkit.audit.formats import (
 )
 from toolkit.audit.waivers import ATTENTION
 from toolkit.report.report_view import (
+    ACCOUNT_WIDE_NOTE,
+    NO_TEAM,
     area_counts,
     changed_findings,
     check_rows,
+    code_spans,
     finding_rows,
     service_changes,
     snapshot_rows,
     summary_counts,
     team_counts,
+    verify_lines,
 )
 
 if TYPE_CHECKING:
@@ -90,16 +94,23 @@ def _since_previous(data: ReportData, counts: dict[str, int]) -> list[str]:
     ]
     changed = changed_findings(data)
     if changed:
-        lines += ["| change | severity | check | resource | reason |", "|---|---|---|---|---|"]
+        lines += [
+            "| change | severity | check | resource | where | reason |",
+            "|---|---|---|---|---|---|",
+        ]
         lines += [
             _row(f["state"], f["severity"], f"{f['check_id']} {f['title']}", f["resource"],
-                 f["reason"])
+                 f["where"], f["reason"])
             for f in changed
         ]  # fmt: skip
         lines.append("")
     services = service_changes(data)
     if services:
-        names = "; ".join(f"{s['change']} {md(s['name'] or s['id'])}" for s in services[:30])
+        names = "; ".join(
+            f"{s['change']} {md(s['name'] or s['id'])}"
+            + (f" ({md(s['where'])})" if s["where"] else "")
+            for s in services[:30]
+        )
         more = f" and {len(services) - 30} more" if len(services) > 30 else ""
         lines += [f"Services: {names}{more}.", ""]
     return lines
@@ -121,13 +132,23 @@ def _waivers_to_look_at(report: pd.DataFrame) -> list[str]:
 
 
 def _evidence(data: ReportData) -> list[str]:
-    """What the store's verification said, and the newest snapshot's chain hash."""
-    md = escape_markdown
-    lines = ["## Evidence", "", f"`store verify`: {md(data.verify.summary())}", ""]
+    """What was verified (:func:`verify_lines`), and the newest snapshot's chain hash."""
+    lines = ["## Evidence", ""]
+    for line in verify_lines(data):
+        lines += ["".join(_code_or_text(part, code) for part, code in code_spans(line)), ""]
     if data.snapshots:
         newest = data.snapshots[-1]
         lines.append(f"{len(data.snapshots)} snapshots; newest chain hash `{newest.chain_hash}`.")
     return lines
+
+
+def _code_or_text(part: str, code: bool) -> str:
+    """A span of toolkit text in Markdown: code as it is, text escaped with the spaces
+    around it kept (``escape_markdown`` folds them)."""
+    if code:
+        return f"`{part}`"
+    lead, trail = part[: len(part) - len(part.lstrip())], part[len(part.rstrip()) :]
+    return f"{' ' if lead else ''}{escape_markdown(part)}{' ' if trail else ''}"
 
 
 def _matches(waiver: dict[str, Any]) -> str:
@@ -161,11 +182,13 @@ def render_json(data: ReportData) -> str:
             "verify": {
                 "ok": data.verify.ok,
                 "summary": data.verify.summary(),
+                "said": verify_lines(data),
+                "content_recomputed": list(data.content_verified),
                 "breaks": [str(b) for b in data.verify.breaks],
             },
             "snapshots": [
                 {**row, "snapshot_at": row["snapshot_at"].isoformat()}
-                for row in snapshot_rows(data.snapshots)
+                for row in snapshot_rows(data.snapshots, data.content_verified)
             ],
         },
     }
@@ -213,6 +236,8 @@ def _team_table(open_frame: pd.DataFrame) -> list[str]:
     lines += [_row(r["team"], *r["counts"], r["total"]) for r in rows]
     if more:
         lines += ["", f"And {more} more team(s) with fewer or less severe findings."]
+    if any(r["team_id"] == NO_TEAM for r in rows):
+        lines += ["", escape_markdown(ACCOUNT_WIDE_NOTE)]
     return [*lines, ""]
 
 
@@ -251,18 +276,20 @@ def _top_findings(open_frame: pd.DataFrame, top: int) -> list[str]:
         if len(rows) > top
         else (f"## All {len(rows)} unresolved findings")
     )
-    lines = [title, "", "| severity | state | check | resource | reason |", "|---|---|---|---|---|"]
+    lines = [title, "", "| severity | state | check | resource | where | reason |"]
+    lines.append("|---|---|---|---|---|---|")
     lines += [
-        _row(r["severity"], r["state"], f"{r['check_id']} {r['title']}", r["resource"], r["reason"])
+        _row(r["severity"], r["state"], f"{r['check_id']} {r['title']}", r["resource"],
+             r["where"], r["reason"])
         for r in shown
-    ]
+    ]  # fmt: skip
     return [*lines, ""]
 
 
 def _finding_brief(record: dict[str, Any]) -> dict[str, Any]:
     keys = ("state", "severity", "check_id", "title", "resource_type", "resource_id")
     return {**{k: record.get(k) for k in keys}, "resource": record["resource"],
-            "reason": record.get("reason")}  # fmt: skip
+            "where": record["where"], "reason": record.get("reason")}  # fmt: skip
 
 
 def _row(*cells: object) -> str:

@@ -119,13 +119,19 @@ def compact(store: StoreTables) -> CompactReport:
 
 @dataclass(frozen=True)
 class VacuumReport:
-    """Files removed per table."""
+    """Files removed per table, and those no version needs that were kept because they
+    are younger than the retention window (``kept``: what a shorter window would remove)."""
 
     removed: Mapping[str, int]
+    kept: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
         return sum(self.removed.values())
+
+    @property
+    def total_kept(self) -> int:
+        return sum(self.kept.values())
 
 
 def vacuum(store: StoreTables, *, retention_hours: int) -> VacuumReport:
@@ -137,12 +143,17 @@ def vacuum(store: StoreTables, *, retention_hours: int) -> VacuumReport:
     if retention_hours < 0:
         raise ValueError("retention_hours must be 0 or more")
     removed: dict[str, int] = {}
+    kept: dict[str, int] = {}
     for name in DECLARED:
         delta = store._delta(name)
         if delta is None:
             continue
+        # Every file no version needs (a dry run: nothing touched), then those older than
+        # the window removed: the rest were kept because they are younger than it.
+        unneeded = delta.vacuum(retention_hours=0, dry_run=True, enforce_retention_duration=False)
         files = delta.vacuum(
             retention_hours=retention_hours, dry_run=False, enforce_retention_duration=False
         )
         removed[name] = len(files)
-    return VacuumReport(removed)
+        kept[name] = len(set(unneeded) - set(files))
+    return VacuumReport(removed, kept)

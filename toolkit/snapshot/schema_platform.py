@@ -120,10 +120,16 @@ SERVICES = declare(
         col("auto_deploy", BOOL),
         col("is_public", BOOL),
         col("replicas", INT),
-        col("cpu_limits_millicores", INT, "-1 occurs: treat as no limit"),
-        col("cpu_requests_millicores", INT),
-        col("memory_limits_megabytes", INT, "-1 occurs: treat as no limit"),
-        col("memory_requests_megabytes", INT),
+        col("cpu_limits_millicores", INT, "-1: not set (service_limits.cpu_limit_mcpu is NULL)"),
+        col(
+            "cpu_requests_millicores", INT, "-1: not set (service_limits.cpu_request_mcpu is NULL)"
+        ),
+        col("memory_limits_megabytes", INT, "-1: not set (service_limits.memory_limit_mb is NULL)"),
+        col(
+            "memory_requests_megabytes",
+            INT,
+            "-1: not set (service_limits.memory_request_mb is NULL)",
+        ),
         *_HEALTH,
         col("privileged", BOOL),
         col("capabilities_add", STRS, kind=Kind.ENUM),

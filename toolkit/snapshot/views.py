@@ -11,9 +11,9 @@ For every declared table ``t`` of a snapshot:
 written appear as empty views with their declared columns, so queries never fail on a
 young store. The findings history has the views ``check_runs``, ``check_results`` (its committed
 rows) and ``findings`` (the alarms of each check's newest version judging each snapshot: "findings
-over time" is one ``group by``). No DuckDB extension is needed, locally or on S3. ``_table_readers``
-says how
-each table is read.
+over time" is one ``group by``). ``service_limits`` and ``service_limits_latest`` read the
+platform's ``-1`` limits as NULL (:mod:`toolkit.snapshot.analyst_views`). No DuckDB extension
+is needed, locally or on S3. ``_table_readers`` says how each table is read.
 
 How the rows are read:
 
@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from toolkit.errors import StoreUnavailable, storage_message
+from toolkit.snapshot.analyst_views import create_analyst_views
 from toolkit.snapshot.schema_tables import DECLARED, FINDINGS_TABLES, SNAPSHOT_TABLES
 from toolkit.snapshot.snapshot_ids import id_list_literal
 from toolkit.snapshot.store_tables import ParquetFiles
@@ -131,6 +132,7 @@ def connect_arrow(
     for name in FINDINGS_TABLES:
         _register(con, name, sources.get(name))
     con.execute(_FINDINGS_VIEWS)
+    create_analyst_views(con)  # service_limits: -1 read as "not set"
     return con
 
 
