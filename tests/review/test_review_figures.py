@@ -150,3 +150,19 @@ def test_timeline_carries_unobserved_snapshots() -> None:
     assert [(e.started, e.fixed, e.regression) for e in episodes] == [
         (at(1), at(3), False), (at(4), None, True)]  # fmt: skip
     assert line.seconds_in_alarm(at(1), at(5)) == 3 * 86400
+
+
+def test_without_a_snapshot_before_the_period_no_trend_is_given(
+    world: tuple[Store, Path], review: ReviewData
+) -> None:
+    store, waivers = world
+    request = AuditRequest(checks=review_catalogue(), waivers=waivers)
+    data = gather_review(store, Period.parse("2026-01-01", "2026-01-03"), request,
+                         settings=SHORT, now=NOW)  # fmt: skip
+    high = {f.id: f for f in data.checks}["RVW001"]
+    # a and d from S1 (01-02 00:00) to 01-04 00:00: 2 d each; before 01-01 nothing is known.
+    assert high.violation_days == pytest.approx(4.0)
+    assert (high.previous_days, high.trend_days) == (None, None)
+    assert any("no trend is given" in note for note in data.notes)
+    # The main period's previous one (12-30 to 01-04) has a complete snapshot on 01-02 only.
+    assert "5 of the previous period's 6 day(s) had no complete snapshot" in " ".join(review.notes)

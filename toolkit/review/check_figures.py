@@ -36,9 +36,12 @@ def check_figures(
     lines: Iterable[Timeline],
     period: Period,
     ends_at: datetime,
+    *,
+    previous_known: bool = True,
 ) -> CheckFigures:
     """``check`` (id, title, severity)'s figures over ``period`` (ending at ``ends_at``)
-    from its findings' timelines."""
+    from its findings' timelines; without ``previous_known`` (no snapshot before the
+    period) the previous period's time in violation is None."""
     start, previous = period.start, period.previous().start
     counts = {"open_at_start": 0, "opened": 0, "resolved": 0, "open_at_end": 0, "regressions": 0}
     seconds = before = 0.0
@@ -64,7 +67,7 @@ def check_figures(
         open_at_end=counts["open_at_end"],
         regressions=counts["regressions"],
         violation_days=seconds / DAY_SECONDS,
-        previous_days=before / DAY_SECONDS,
+        previous_days=before / DAY_SECONDS if previous_known else None,
     )
 
 
@@ -91,11 +94,17 @@ def requirement_figures(
                 open_at_end=sum(p.open_at_end for p in parts),
                 regressions=sum(p.regressions for p in parts),
                 violation_days=sum(p.violation_days for p in parts),
-                previous_days=sum(p.previous_days for p in parts),
+                previous_days=_sum_known([p.previous_days for p in parts]),
                 checks=ids,
             )
         )
     return tuple(found)
+
+
+def _sum_known(values: list[float | None]) -> float | None:
+    """The sum, or None when any is unknown."""
+    known = [v for v in values if v is not None]
+    return sum(known) if len(known) == len(values) else None
 
 
 def due_status(episode: Episode, allowed_days: int, start: datetime, end: datetime) -> str | None:

@@ -38,7 +38,8 @@ class CheckFigures:
     in it, of which ``regressions`` after an earlier one; ``resolved``: episodes a snapshot
     in it saw fixed; ``open_at_end``: in alarm at its end (so ``open_at_start + opened -
     resolved == open_at_end``). ``violation_days``: resource-days in alarm in the period,
-    ``previous_days`` in the previous period of the same length.
+    ``previous_days`` in the previous period of the same length (None when no snapshot was
+    taken before the period: nothing is known of the previous one).
     """
 
     id: str
@@ -50,13 +51,15 @@ class CheckFigures:
     open_at_end: int
     regressions: int
     violation_days: float
-    previous_days: float
+    previous_days: float | None
     checks: tuple[str, ...] = ()
     requirements: tuple[str, ...] = ()
 
     @property
-    def trend_days(self) -> float:
-        """Time in violation against the previous period (positive: worse)."""
+    def trend_days(self) -> float | None:
+        """Time in violation against the previous period (positive: worse; None: unknown)."""
+        if self.previous_days is None:
+            return None
         return self.violation_days - self.previous_days
 
 

@@ -73,7 +73,7 @@ def gather_review(
     ensure_views(con, production=production)
     allowed = (settings or ReviewSettings()).time_to_fix_days
     allowed = {s: allowed[s] for s in SEVERITIES if s in allowed}
-    per_check = _per_check(result, lines, period, ends_at)
+    per_check = _per_check(result, lines, moments, period, ends_at)
     severity = {spec.id: spec.severity for spec in result.checks}
     findings = [
         (check, severity[check], resource, names.get((check, resource)), line)
@@ -97,23 +97,29 @@ def gather_review(
         waivers=tuple(_waiver_lines(result.waiver_report, period)),
         keys=tuple(key_exposure(con, moments, period.start, ends_at)),
         evidence=evidence,
-        notes=tuple(_notes(evidence, result, period, ends_at)),
+        notes=tuple(_notes(evidence, result, moments, period, ends_at)),
     )
 
 
 def _per_check(
     result: AuditResult,
     lines: Mapping[tuple[str, str], Timeline],
+    moments: Sequence[Moment],
     period: Period,
     ends_at: datetime,
 ) -> dict[str, CheckFigures]:
     """Each check of the audit with its figures, in the audit's order."""
+    known = any(m.snapshot_at < period.start for m in moments)
     by_check: dict[str, list[Timeline]] = {}
     for (check, _), line in lines.items():
         by_check.setdefault(check, []).append(line)
     return {
         spec.id: check_figures(
-            (spec.id, spec.title, spec.severity), by_check.get(spec.id, []), period, ends_at
+            (spec.id, spec.title, spec.severity),
+            by_check.get(spec.id, []),
+            period,
+            ends_at,
+            previous_known=known,
         )
         for spec in result.checks
     }
@@ -185,7 +191,13 @@ def _evidence(
     )
 
 
-def _notes(evidence: Evidence, result: AuditResult, period: Period, ends_at: datetime) -> list[str]:
+def _notes(
+    evidence: Evidence,
+    result: AuditResult,
+    moments: Sequence[Moment],
+    period: Period,
+    ends_at: datetime,
+) -> list[str]:
     """What else weakens the review's conclusions (the coverage gaps are said apart)."""
     notes = []
     partial = [s for s in evidence.snapshots if s.status == "partial"]
@@ -196,6 +208,18 @@ def _notes(evidence: Evidence, result: AuditResult, period: Period, ends_at: dat
         )
     if not evidence.verify_ok:
         notes.append(f"store verify failed: {evidence.verify_summary}")
+    previous = period.previous()
+    before = [(m.snapshot_at, m.status) for m in moments]
+    if not any(at < period.start for at, _ in before):
+        notes.append(
+            f"no snapshot was taken before the period: nothing is known of the previous one "
+            f"({previous}), so no trend is given"
+        )
+    elif gaps := coverage_gaps(previous, before, period.start):
+        notes.append(
+            f"{len(gaps)} of the previous period's {previous.days} day(s) had no complete "
+            "snapshot: the trend against it is weaker"
+        )
     if ends_at < period.end:
         notes.append(
             "the period ends after this review was made: its figures stop at "

@@ -47,13 +47,14 @@ def review_html(data: ReviewData) -> str:
 def _bars(rows: tuple[CheckFigures, ...]) -> list[dict[str, Any]]:
     """Rows with bar widths (percent of the longest time in violation, either period);
     rows that were never in alarm in either period last."""
-    longest = max((max(f.violation_days, f.previous_days) for f in rows), default=0.0) or 1.0
-    shown = sorted(rows, key=lambda f: (-f.violation_days, -f.previous_days, f.id))
+    longest = max((max(f.violation_days, f.previous_days or 0.0) for f in rows), default=0.0)
+    longest = longest or 1.0
+    shown = sorted(rows, key=lambda f: (-f.violation_days, -(f.previous_days or 0.0), f.id))
     return [
         {
             "f": f,
             "now": round(100 * f.violation_days / longest, 1),
-            "then": round(100 * f.previous_days / longest, 1),
+            "then": round(100 * (f.previous_days or 0.0) / longest, 1),
             "quiet": not (f.violation_days or f.previous_days or f.open_at_start or f.opened),
         }
         for f in shown
@@ -64,7 +65,9 @@ def _totals(data: ReviewData) -> dict[str, Any]:
     checks = data.checks
     return {
         "violation_days": sum(f.violation_days for f in checks),
-        "previous_days": sum(f.previous_days for f in checks),
+        "previous_days": None
+        if any(f.previous_days is None for f in checks)
+        else sum(f.previous_days or 0.0 for f in checks),
         "opened": sum(f.opened for f in checks),
         "resolved": sum(f.resolved for f in checks),
         "open_at_end": sum(f.open_at_end for f in checks),

@@ -13,8 +13,9 @@ CSV: one row per coverage gap, then per check, then per requirement; the columns
 check's requirements, a requirement's checks, ``;``-separated), ``open_at_start``,
 ``opened``, ``resolved``, ``open_at_end``, ``regressions``, ``violation_days``,
 ``previous_days``, ``trend_days`` (resource-days in alarm in the period, in the previous
-one, and the difference), ``time_to_fix_days`` (the severity's) and ``breaches`` (findings
-that breached it). A coverage gap's row fills ``kind``, ``id`` and ``title`` only.
+one, and the difference; empty when no snapshot was taken before the period),
+``time_to_fix_days`` (the severity's) and ``breaches`` (findings that breached it). A
+coverage gap's row fills ``kind``, ``id`` and ``title`` only.
 """
 
 from __future__ import annotations
@@ -48,9 +49,18 @@ def _plain(value: Any) -> Any:
 
 
 def _figures(f: CheckFigures) -> dict[str, Any]:
-    return {**asdict(f), "trend_days": round(f.trend_days, 4),
+    return {**asdict(f), "trend_days": _rounded(f.trend_days),
             "violation_days": round(f.violation_days, 4),
-            "previous_days": round(f.previous_days, 4)}  # fmt: skip
+            "previous_days": _rounded(f.previous_days)}  # fmt: skip
+
+
+def _rounded(value: float | None, places: int = 4) -> float | None:
+    return None if value is None else round(value, places)
+
+
+def _fixed(value: float | None, spec: str = ".4f") -> str:
+    """``value`` formatted, or empty when unknown."""
+    return "" if value is None else format(value, spec)
 
 
 def review_json(data: ReviewData) -> str:
@@ -104,7 +114,7 @@ def review_csv(data: ReviewData) -> str:
                 "mapped": mapped, "open_at_start": f.open_at_start, "opened": f.opened,
                 "resolved": f.resolved, "open_at_end": f.open_at_end,
                 "regressions": f.regressions, "violation_days": f"{f.violation_days:.4f}",
-                "previous_days": f"{f.previous_days:.4f}", "trend_days": f"{f.trend_days:.4f}",
+                "previous_days": _fixed(f.previous_days), "trend_days": _fixed(f.trend_days),
                 "time_to_fix_days": data.time_to_fix_days.get(f.severity, ""),
                 "breaches": breaches,
             }
@@ -133,7 +143,7 @@ def review_markdown(data: ReviewData) -> str:
         lines += [
             f"| {md(f.id)} | {md(f.title)} | {f.severity} | {f.open_at_start} | {f.opened} | "
             f"{f.resolved} | {f.open_at_end} | {f.regressions} | {f.violation_days:.2f} | "
-            f"{f.previous_days:.2f} | {f.trend_days:+.2f} |"
+            f"{_fixed(f.previous_days, '.2f') or 'unknown'} | {_fixed(f.trend_days, '+.2f')} |"
             for f in rows
         ]
         lines.append("")
