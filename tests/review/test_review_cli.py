@@ -133,3 +133,38 @@ def test_a_bad_time_to_fix_is_refused(world: tuple[Store, Path], tmp_path: Path)
     )
     assert outcome.exit_code == ExitCode.CONFIG
     assert "names 'urgent'" in outcome.stderr
+
+
+def test_framework_adds_requirements_to_every_format(
+    world: tuple[Store, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--framework`` goes through ``toolkit.audit.frameworks.load_framework`` (the loader
+    of the framework files); here a stand-in returns a framework over the review checks."""
+    from toolkit.audit import frameworks
+    from toolkit.audit.frameworks import Framework, Mapping, Requirement
+
+    asked: list[str] = []
+
+    def load_framework(name: str, extra_dirs: tuple[str, ...] = ()) -> Framework:
+        asked.append(name)
+        return Framework(
+            id="test", title="Test <framework>", version="1",
+            requirements=(Requirement("R1", "Limits", (Mapping("RVW001", "memory"),)),
+                          Requirement("R2", "Both", (Mapping("RVW001", "x"),
+                                                     Mapping("RVW002", "y")))),
+        )  # fmt: skip
+
+    monkeypatch.setattr(frameworks, "load_framework", load_framework, raising=False)
+    for name in ("review.csv", "review.html"):
+        out = str(tmp_path / name)
+        code, _, err = review(world, tmp_path, *PERIOD, "--framework", "test", "--out", out)
+        assert code == ExitCode.OK, err
+    assert asked == ["test", "test"]
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "review.csv").read_text("utf-8"))))
+    both = next(r for r in rows if r["kind"] == "requirement" and r["id"] == "R2")
+    # RVW001's 13.25 resource-days and RVW002's 6; its breaches: a (RVW001) and e (RVW002).
+    assert (both["mapped"], both["violation_days"], both["breaches"]) == (
+        "RVW001;RVW002", "19.2500", "2")  # fmt: skip
+    assert next(r for r in rows if r["id"] == "RVW001")["mapped"] == "R1;R2"
+    html = (tmp_path / "review.html").read_text("utf-8")
+    assert 'id="requirements"' in html and "Test &lt;framework&gt;" in html

@@ -147,5 +147,8 @@ def _framework(name: str) -> Framework:
             "installation lacks; leave --framework out",
             ExitCode.CONFIG,
         ) from None
-    found: Framework = load_framework(name)
+    try:
+        found: Framework = load_framework(name)
+    except (OSError, ValueError, KeyError) as exc:  # a file it cannot read or parse
+        raise fail(f"--framework {name}: {exc}", ExitCode.CONFIG) from None
     return found
