@@ -143,6 +143,13 @@ resources = ["svc-e"]
 reason = "old exception"
 owner = "carol"
 expires = 2025-12-31
+
+[[waivers]]
+check = "RVW002"
+resources = ["svc-e"]
+reason = "decommissioning"
+owner = "dave"
+expires = 2026-02-15
 """
 
 

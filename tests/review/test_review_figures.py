@@ -60,6 +60,8 @@ def test_service_level_breaches(review: ReviewData) -> None:
         ("RVW001", "svc-a", "resolved late", at(7), at(9, 6)),
     ]
     assert [b.overdue_days for b in review.breaches] == pytest.approx([4.0, 2.25])
+    # dave's waiver holds e at the period's end (carol's expired before it); a is resolved.
+    assert [b.waiver for b in review.breaches] == ["dave until 2026-02-15", None]
     levels = {s.severity: s for s in review.service_levels}
     high, critical = levels["high"], levels["critical"]
     assert (high.due, high.in_time, high.resolved_late, high.open_overdue) == (3, 2, 1, 0)
@@ -90,7 +92,11 @@ def test_waivers_over_the_period(review: ReviewData) -> None:
         True, False, False)  # fmt: skip
     assert (lines["carol"].active, lines["carol"].ended, lines["carol"].unrenewed) == (
         False, False, True)  # fmt: skip
+    assert (lines["dave"].active, lines["dave"].ended, lines["dave"].unrenewed) == (
+        True, False, False)  # fmt: skip
     assert lines["alice"].expires == date(2026, 1, 8) and lines["bob"].matched == 1
+    assert (lines["alice"].status, lines["carol"].status, lines["dave"].status) == (
+        "expired", "expired", "active")  # fmt: skip
 
 
 def test_key_scope_exposure(review: ReviewData) -> None:

@@ -66,7 +66,9 @@ class CheckFigures:
 @dataclass(frozen=True)
 class Breach:
     """A finding kept in alarm past its time to fix: ``fixed`` late, or still open (None)
-    at the period's end; ``overdue_days`` past its ``deadline`` (then, or at that end)."""
+    at the period's end; ``overdue_days`` past its ``deadline`` (then, or at that end).
+    ``waiver``: who waived a finding still open, and until when (the waiver holding it at
+    the period's end), else None: a waived breach is an accepted risk, still a breach."""
 
     check_id: str
     severity: str
@@ -77,6 +79,7 @@ class Breach:
     fixed: datetime | None
     allowed_days: int
     overdue_days: float
+    waiver: str | None = None
 
     @property
     def kind(self) -> str:

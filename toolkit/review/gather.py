@@ -81,6 +81,11 @@ def gather_review(
         if check in severity
     ]
     breaches, levels = service_levels(findings, allowed, period.start, ends_at)
+    waived = _waived(result)
+    breaches = [
+        replace(b, waiver=waived.get((b.check_id, b.resource_id))) if b.fixed is None else b
+        for b in breaches
+    ]
     evidence = _evidence(store, moments, period, ends_at)
     return ReviewData(
         period=period,
@@ -122,6 +127,17 @@ def _per_check(
             previous_known=known,
         )
         for spec in result.checks
+    }
+
+
+def _waived(result: AuditResult) -> dict[tuple[str, str], str]:
+    """Who waived each finding in alarm at the audited snapshot, and until when."""
+    rows = result.findings[result.findings.waived]
+    return {
+        (str(c), str(r)): f"{owner} until {_day(expires)}"
+        for c, r, owner, expires in zip(
+            rows.check_id, rows.resource_id, rows.waiver_owner, rows.waiver_expires, strict=True
+        )
     }
 
 

@@ -169,12 +169,12 @@ def _service_md(data: ReviewData) -> list[str]:
     lines += ["", "### Breaches", ""]
     if not data.breaches:
         return [*lines, "None.", ""]
-    lines += ["| check | severity | resource | started | deadline | fixed | breach | days over |",
-              "|---|---|---|---|---|---|---|--:|"]  # fmt: skip
+    lines += ["| check | severity | resource | started | deadline | fixed | breach | days over "
+              "| waived |", "|---|---|---|---|---|---|---|--:|---|"]  # fmt: skip
     lines += [
         f"| {md(b.check_id)} | {b.severity} | {md(b.resource_name or b.resource_id)} | "
         f"{_when(b.started)} | {_when(b.deadline)} | {_when(b.fixed)} | {b.kind} | "
-        f"{b.overdue_days:.2f} |"
+        f"{b.overdue_days:.2f} | {md(b.waiver or '')} |"
         for b in data.breaches
     ]
     return [*lines, ""]
