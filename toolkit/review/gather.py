@@ -19,7 +19,15 @@ from toolkit._version import __version__
 from toolkit.audit import SEVERITIES, AuditRequest, ensure_views, run_audit
 from toolkit.errors import AuditError
 from toolkit.review.check_figures import check_figures, requirement_figures, service_levels
-from toolkit.review.figures import CheckFigures, Evidence, ReviewData, SnapshotLine, WaiverLine
+from toolkit.review.figures import (
+    Breach,
+    CheckFigures,
+    Evidence,
+    ReviewData,
+    ServiceLevel,
+    SnapshotLine,
+    WaiverLine,
+)
 from toolkit.review.key_exposure import key_exposure
 from toolkit.review.observations import finding_timelines, resource_names
 from toolkit.review.period import coverage_gaps
@@ -74,18 +82,7 @@ def gather_review(
     allowed = (settings or ReviewSettings()).time_to_fix_days
     allowed = {s: allowed[s] for s in SEVERITIES if s in allowed}
     per_check = _per_check(result, lines, moments, period, ends_at)
-    severity = {spec.id: spec.severity for spec in result.checks}
-    findings = [
-        (check, severity[check], resource, names.get((check, resource)), line)
-        for (check, resource), line in lines.items()
-        if check in severity
-    ]
-    breaches, levels = service_levels(findings, allowed, period.start, ends_at)
-    waived = _waived(result)
-    breaches = [
-        replace(b, waiver=waived.get((b.check_id, b.resource_id))) if b.fixed is None else b
-        for b in breaches
-    ]
+    breaches, levels = _service_levels(result, lines, names, allowed, (period.start, ends_at))
     evidence = _evidence(store, moments, period, ends_at)
     return ReviewData(
         period=period,
@@ -128,6 +125,29 @@ def _per_check(
         )
         for spec in result.checks
     }
+
+
+def _service_levels(
+    result: AuditResult,
+    lines: Mapping[tuple[str, str], Timeline],
+    names: Mapping[tuple[str, str], str],
+    allowed: Mapping[str, int],
+    span: tuple[datetime, datetime],
+) -> tuple[list[Breach], list[ServiceLevel]]:
+    """The breaches (a still open one with the waiver holding it) and service levels."""
+    severity = {spec.id: spec.severity for spec in result.checks}
+    findings = [
+        (check, severity[check], resource, names.get((check, resource)), line)
+        for (check, resource), line in lines.items()
+        if check in severity
+    ]
+    breaches, levels = service_levels(findings, allowed, *span)
+    waived = _waived(result)
+    breaches = [
+        replace(b, waiver=waived.get((b.check_id, b.resource_id))) if b.fixed is None else b
+        for b in breaches
+    ]
+    return breaches, levels
 
 
 def _waived(result: AuditResult) -> dict[tuple[str, str], str]:
