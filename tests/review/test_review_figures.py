@@ -172,3 +172,17 @@ def test_without_a_snapshot_before_the_period_no_trend_is_given(
     assert any("no trend is given" in note for note in data.notes)
     # The main period's previous one (12-30 to 01-04) has a complete snapshot on 01-02 only.
     assert "5 of the previous period's 6 day(s) had no complete snapshot" in " ".join(review.notes)
+
+
+def test_key_exposure_reads_only_the_snapshots_in_force(world: tuple[Store, Path]) -> None:
+    store, waivers = world
+    request = AuditRequest(checks=review_catalogue(), waivers=waivers)
+    data = gather_review(store, Period.parse("2026-01-09", "2026-01-10"), request,
+                         settings=SHORT, now=NOW)  # fmt: skip
+    ci = {k.credential: k for k in data.keys}["ci"]
+    # In force over [01-09, 01-11): S4 (01-07 12:00, an editor by then) until S5 01-09 06:00,
+    # S5 until S6 01-10 00:00, S6 to the end. Never expiring at S4 and S5: 0.25 + 0.75 d;
+    # admin never (S3, the last admin one, is no longer in force); beyond scope at S5: 0.75 d.
+    assert (ci.admin_days, ci.exposed_days) == (0.0, pytest.approx(1.0))
+    assert ci.exceeded_days == pytest.approx(0.75)
+    assert ci.largest_reach == 5  # S5 and S6 (S4, partial, lacks a)

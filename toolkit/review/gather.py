@@ -23,6 +23,7 @@ from toolkit.review.figures import (
     Breach,
     CheckFigures,
     Evidence,
+    KeyExposure,
     ReviewData,
     ServiceLevel,
     SnapshotLine,
@@ -75,10 +76,8 @@ def gather_review(
     )
     result = run_audit(store, asked)
     moments, lines = finding_timelines(result)
-    con = store.duckdb()
-    names = resource_names(con)
+    names = resource_names(store.duckdb())
     production = asked.settings.production_pattern if asked.settings else None
-    ensure_views(con, production=production)
     allowed = (settings or ReviewSettings()).time_to_fix_days
     allowed = {s: allowed[s] for s in SEVERITIES if s in allowed}
     per_check = _per_check(result, lines, moments, period, ends_at)
@@ -97,7 +96,7 @@ def gather_review(
         breaches=tuple(breaches),
         service_levels=tuple(levels),
         waivers=tuple(_waiver_lines(result.waiver_report, period)),
-        keys=tuple(key_exposure(con, moments, period.start, ends_at)),
+        keys=tuple(_keys(store, moments, production, period.start, ends_at)),
         evidence=evidence,
         notes=tuple(_notes(evidence, result, moments, period, ends_at)),
     )
@@ -148,6 +147,21 @@ def _service_levels(
         for b in breaches
     ]
     return breaches, levels
+
+
+def _keys(
+    store: Store, moments: Sequence[Moment], production: str | None, start: datetime, end: datetime
+) -> list[KeyExposure]:
+    """Key exposure over ``[start, end)``, reading only the snapshots whose state holds in it
+    (and the one before the first, which a partial one carries): expanding every key's reach
+    over a whole store's history costs far more."""
+    times = [m.snapshot_at for m in moments]
+    last = len(times) - 1
+    first = next((i for i in range(last + 1) if i == last or times[i + 1] > start), 0)
+    window = [m for m in moments[max(first - 1, 0) :] if m.snapshot_at < end]
+    con = store.duckdb([m.snapshot_id for m in window])
+    ensure_views(con, production=production)
+    return key_exposure(con, window, start, end)
 
 
 def _waived(result: AuditResult) -> dict[tuple[str, str], str]:
