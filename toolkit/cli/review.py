@@ -37,6 +37,7 @@ from toolkit.report.report_formats import REPORT_FORMATS, REPORT_SUFFIXES, suffi
 
 if TYPE_CHECKING:
     from toolkit.audit.frameworks import Framework
+    from toolkit.config import Settings
 
 __all__ = ["DEFAULT_REVIEW_OUT", "register", "review_command"]
 
@@ -112,7 +113,7 @@ def review_command(
         with audit_errors():  # dates, configuration, checks, waivers: 2; the store: 7
             period = Period.parse(period_from, period_to)
             settings = load_settings(config, store_url=store)
-            chosen_framework = _framework(framework) if framework else None
+            chosen_framework = _framework(framework, settings) if framework else None
             opened = Store.open(settings.store_url, create=False)
             request = AuditRequest(
                 settings=settings, checks=chosen_checks(settings, check, skip), waivers=waivers
@@ -137,18 +138,24 @@ def review_command(
     err.print(Text(f"wrote {chosen} review of {period} to {target}"))
 
 
-def _framework(name: str) -> Framework:
-    """The framework ``--framework`` names (a built-in one's id, or a file)."""
+def _framework(name: str, settings: Settings) -> Framework:
+    """The framework ``--framework`` names (a built-in one's id, or a file), found also in
+    the configured folders ([audit] frameworks) and allowed to map the configured checks."""
     try:
-        from toolkit.audit.frameworks import load_framework  # type: ignore[attr-defined, unused-ignore]
+        from toolkit.audit.frameworks import (  # type: ignore[attr-defined, unused-ignore]
+            known_check_ids,
+            load_framework,
+        )
     except ImportError:
         raise fail(
             "--framework needs the framework files (toolkit/audit/frameworks), which this "
             "installation lacks; leave --framework out",
             ExitCode.CONFIG,
         ) from None
+    folders = getattr(settings, "audit_frameworks", ())  # [audit] frameworks, where configured
     try:
-        found: Framework = load_framework(name)
+        known = known_check_ids(settings.audit_checks)
+        found: Framework = load_framework(name, folders, known_checks=known)
     except (OSError, ValueError, KeyError) as exc:  # a file it cannot read or parse
         raise fail(f"--framework {name}: {exc}", ExitCode.CONFIG) from None
     return found
