@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
-from review_world import WAIVERS, review_catalogue, write_history
+from review_world import NOW, PERIOD, SHORT, WAIVERS, review_catalogue, write_history
 
 from toolkit.audit import AuditRequest
-from toolkit.review import Period, ReviewSettings, gather_review
+from toolkit.review import gather_review
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from toolkit.review import ReviewData
     from toolkit.snapshot import Store
-
-NOW = datetime(2026, 2, 1, tzinfo=UTC)
-PERIOD = Period.parse("2026-01-05", "2026-01-10")
-SHORT = ReviewSettings(time_to_fix_days={"critical": 2, "high": 5, "medium": 90, "low": 180})
 
 
 @pytest.fixture(scope="module")

@@ -25,12 +25,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.audit import Catalogue
+from toolkit.review import Period, ReviewSettings
 from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 CHECKS = Path(__file__).with_name("checks")
+NOW = datetime(2026, 2, 1, tzinfo=UTC)
+"""When the tests' reviews are made: after every snapshot."""
+PERIOD = Period.parse("2026-01-05", "2026-01-10")
+SHORT = ReviewSettings(time_to_fix_days={"critical": 2, "high": 5, "medium": 90, "low": 180})
+"""Times to fix short enough for the six days to breach them."""
 HOSTILE = '<script>alert("a")</script> | *a*'
 TIMES = [
     datetime(2026, 1, 2, tzinfo=UTC),

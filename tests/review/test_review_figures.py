@@ -6,8 +6,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
 import pytest
-from conftest import NOW, PERIOD, SHORT
-from review_world import review_catalogue
+from review_world import NOW, PERIOD, SHORT, review_catalogue
 
 from toolkit.audit import AuditRequest
 from toolkit.audit.frameworks import Framework, Mapping, Requirement
