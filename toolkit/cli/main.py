@@ -23,6 +23,7 @@ from toolkit._version import __version__
 from toolkit.cli.audit import register as register_audit
 from toolkit.cli.options import BaseUrlOpt, ConfigOpt, StoreOpt, TokenEnvOpt, fail
 from toolkit.cli.report import register as register_report
+from toolkit.cli.review import register as register_review
 from toolkit.cli.schedule import register as register_schedule
 from toolkit.cli.store import sql_command, store_app
 from toolkit.config import DEFAULT_CONFIG_NAME, example_config, load_settings
@@ -56,6 +57,7 @@ app.add_typer(sim_app, name="sim")
 app.add_typer(store_app, name="store")
 register_audit(app)
 register_report(app)
+register_review(app)
 register_schedule(app)
 
 console = Console()

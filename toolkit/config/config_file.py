@@ -104,6 +104,8 @@ def kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if list in kinds:
         return "a list"
+    if dict in kinds:
+        return "a table"
     if str in kinds and bool in kinds:
         return "a string, true or false"
     if bool in kinds:

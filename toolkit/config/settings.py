@@ -35,6 +35,7 @@ from toolkit.config.config_file import (
 )
 from toolkit.config.server_sections import endpoints_from_file, fields_from_file
 from toolkit.errors import ConfigError
+from toolkit.review.settings import REVIEW_KEYS, ReviewSettings, review_from_file
 from toolkit.schedule.settings import (
     NOTIFY_KEYS,
     SCHEDULE_KEYS,
@@ -79,6 +80,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "schedule": SCHEDULE_KEYS,
     "notify": NOTIFY_KEYS,
     "collect": COLLECT_KEYS,
+    "review": REVIEW_KEYS,
 }
 _TABLES_OF_TABLES = {"credentials", "endpoints", "checks", "fields"}
 
@@ -149,6 +151,8 @@ class Settings:
     """When ``platform-audit schedule`` runs, its backoff, lock, status file and maintenance."""
     notify: NotifySettings = field(default_factory=NotifySettings)
     """Where the scheduled job posts new findings ([notify] url_env names the variable)."""
+    review: ReviewSettings = field(default_factory=ReviewSettings)
+    """Days to fix a finding per severity, for ``platform-audit review`` ([review])."""
     collect: CrawlOptions | None = None
     """What snapshots collect ([collect]); None: the crawl's defaults, ``CrawlOptions()``."""
     source: Path | None = None
@@ -314,6 +318,7 @@ def _from_file(raw: Mapping[str, Any], source: Path | None) -> dict[str, Any]:
     values["schedule"] = schedule_from_file(raw.get("schedule", {}), source)
     values["notify"] = notify_from_file(raw.get("notify", {}), source)
     values["collect"] = collect_from_file(raw.get("collect", {}), source)
+    values["review"] = review_from_file(raw.get("review", {}), source)
     return values
 
 
