@@ -116,7 +116,9 @@ def review_command(
             chosen_framework = _framework(framework, settings) if framework else None
             opened = Store.open(settings.store_url, create=False)
             request = AuditRequest(
-                settings=settings, checks=chosen_checks(settings, check, skip), waivers=waivers
+                options=settings.audit_options(),
+                checks=chosen_checks(settings, check, skip),
+                waivers=waivers,
             )
             data = gather_review(
                 opened, period, request, framework=chosen_framework, settings=settings.review

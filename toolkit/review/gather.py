@@ -77,7 +77,7 @@ def gather_review(
     result = run_audit(store, asked)
     moments, lines = finding_timelines(result)
     names = resource_names(store.duckdb())
-    production = asked.settings.production_pattern if asked.settings else None
+    production = asked.options.production_pattern if asked.options else None
     allowed = (settings or ReviewSettings()).time_to_fix_days
     allowed = {s: allowed[s] for s in SEVERITIES if s in allowed}
     per_check = _per_check(result, lines, moments, period, ends_at)
