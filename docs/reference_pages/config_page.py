@@ -39,6 +39,7 @@ _DEFAULTS: dict[str, object] = {
     "schedule": Settings().schedule,
     "notify": NotifySettings(),
     "collect": CrawlOptions(),
+    "review": Settings().review,
 }
 _STORED_AS = {
     ("store", "url"): "store_url",
@@ -46,7 +47,7 @@ _STORED_AS = {
     ("audit", "skip"): "skip_checks",
     ("audit", "waivers"): "waivers_file",
 }
-_SAMPLES: dict[type, object] = {str: "x", bool: True, int: 1, float: 1.5, list: []}
+_SAMPLES: dict[type, object] = {str: "x", bool: True, int: 1, float: 1.5, list: [], dict: {}}
 
 
 def config_sections() -> list[str]:
@@ -123,7 +124,14 @@ def _refused(section: str, key: str, kind: type | tuple[type, ...]) -> str:
 
 
 def _type_name(kind: type | tuple[type, ...]) -> str:
-    names = {str: "string", bool: "boolean", int: "integer", float: "number", list: "list"}
+    names = {
+        str: "string",
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        list: "list",
+        dict: "table",
+    }
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if set(kinds) == {int, float}:
         return "number"
