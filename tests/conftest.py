@@ -1,5 +1,6 @@
-"""Every test runs with its own cache home: a full audit keeps statuses in the user's cache
-folder by default (``[audit] status_cache``), and tests must not write to the real one.
+"""Every test runs with its own cache home (``XDG_CACHE_HOME``, a temporary folder removed
+at the end): whatever the toolkit or a library it uses would cache under the user's cache
+folder stays out of the real one.
 
 Nor do they inherit the width of the terminal that started them: the commands' console is
 made at import, and reads ``COLUMNS`` then (pytest-xdist's workers have ``COLUMNS=80``),

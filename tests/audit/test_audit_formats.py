@@ -296,3 +296,22 @@ def test_markdown_of_an_audit_without_findings_says_so() -> None:
     assert result.findings.empty
     text = render(result, "markdown")
     assert text.split("## Findings\n\n", 1)[1].startswith("No findings.\n"), text
+
+
+def test_same_named_variables_in_two_services_tell_apart(result: AuditResult) -> None:
+    # VAR008 SECRET_KEY in two services: the Markdown's where column and the table's
+    # "resource / where" cell name each one's service, so the rows differ
+    findings = result.findings.head(2).copy()
+    findings["check_id"], findings["resource_type"] = "TST001", "variable"
+    findings["resource_name"], findings["reason"] = "SECRET_KEY", "a secret in plain text"
+    findings["team_name"], findings["project_name"] = "payments", "shop"
+    findings["environment_name"] = "production"
+    findings["service_name"] = ["billing", "checkout"]
+    two = replace(result, findings=findings)
+    rows = [line for line in render(two, "markdown").splitlines() if "SECRET\\_KEY" in line]
+    assert len(rows) == 2 and rows[0] != rows[1]
+    assert "| payments / shop / production / billing |" in rows[0]
+    assert "| payments / shop / production / checkout |" in rows[1]
+    table = [line.strip() for line in render(two, "table").splitlines()]
+    assert sum(line.startswith("payments / shop / production") for line in table) == 2
+    assert "/ billing" in table and "/ checkout" in table  # the where cell wraps at a slash

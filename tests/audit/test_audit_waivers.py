@@ -669,3 +669,38 @@ def test_each_message_says_what_is_wrong_in_the_files_own_words(
     assert said in message and message.startswith(f"{path}: ")
     if name.endswith(".yaml"):
         assert "TOML" not in message and " = " not in message  # once TOML advice for YAML
+
+
+def _example_waivers() -> dict[str, str]:
+    """The example waivers a user copies: the example config's commented entry, the waivers
+    file's docstring and the concepts page, each as TOML text."""
+    import toolkit.audit.waiver_file
+    from toolkit.config import example_config
+
+    root = Path(__file__).resolve().parents[2]
+    config = example_config().splitlines()
+    start = config.index("#   [[waivers]]")
+    block = []
+    for line in config[start:]:
+        if not line.startswith("#   "):
+            break
+        block.append(line.removeprefix("#   "))
+    doc = toolkit.audit.waiver_file.__doc__ or ""
+    indented = doc.split("::\n\n", 1)[1].split("\n\n``expires``", 1)[0]
+    concepts = (root / "docs" / "concepts.md").read_text(encoding="utf-8")
+    fenced = concepts.split("```toml\n[[waivers]]", 1)[1].split("```", 1)[0]
+    return {
+        "the example config": "\n".join(block),
+        "waiver_file's docstring": "\n".join(line[4:] for line in indented.splitlines()),
+        "docs/concepts.md": "[[waivers]]" + fenced,
+    }
+
+
+@pytest.mark.parametrize("where", ["the example config", "waiver_file's docstring",
+                                   "docs/concepts.md"])  # fmt: skip
+def test_example_waivers_load_and_have_not_expired(where: str, tmp_path: Path) -> None:
+    # an example copied as it is must not be an expired waiver, which hides nothing
+    path = tmp_path / "waivers.toml"
+    path.write_text(_example_waivers()[where], encoding="utf-8")
+    waivers = load_waivers(path)
+    assert waivers and all(w.expires > date.today() for w in waivers), waivers

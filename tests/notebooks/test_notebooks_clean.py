@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 from pathlib import Path
 
@@ -50,3 +51,15 @@ def test_every_figure_follows_a_sentence(path: Path) -> None:
     for before, cell in pairwise(cells):
         if cell.cell_type == "code" and "fig.show()" in cell.source:
             assert before.cell_type == "markdown", f"{path.name}: explain the figure above it"
+
+
+def test_resource_limits_reads_unset_limits_through_the_limit_views() -> None:
+    """Notebook 02 reads limits from ``service_limits`` (NULL: not set), and says why: a
+    raw column compared with 0 by hand is the -1 trap the views exist to spare analysts."""
+    cells = nbformat.read(NOTEBOOKS / "02_resource_limits.ipynb", as_version=4).cells
+    code = "\n".join(c.source for c in cells if c.cell_type == "code")
+    prose = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    raw = re.compile(r"_(megabytes|millicores)\b\s*[<>=]|nullif", re.IGNORECASE)
+    assert not raw.search(code), raw.search(code)
+    assert "from service_limits " in code and "from service_limits_latest " in code
+    assert "`service_limits`" in prose and "`-1`" in prose

@@ -3,7 +3,7 @@ can match, a date that exists, and messages that show a bad value cut short and 
 write it in the file's language (reading the file itself: :mod:`toolkit.audit.waiver_file`).
 
 >>> parse_waivers({"waivers": [{"check": "RES002", "service": "batch-*", "reason": "r",
-...     "owner": "o", "expires": "2026-06-30"}]})[0].selector
+...     "owner": "o", "expires": "2099-06-30"}]})[0].selector
 'service batch-*'
 """
 

@@ -9,14 +9,14 @@ A TOML file (or YAML, same shape) holds a list of waivers::
     service = "batch-*"              # glob on a name: team, project, environment, service
     reason = "The job runner caps memory itself."
     owner = "alice@example.com"
-    expires = 2026-06-30
+    expires = 2099-06-30
 
     [[waivers]]
     check = "VAR001"
     resources = ["7f0c...", "91ab..."]   # or exact resource ids
     reason = "..."
     owner = "..."
-    expires = 2026-03-31
+    expires = 2099-03-31
 
 ``expires`` is a date (YYYY-MM-DD): the waiver holds to the end of that day, UTC; a date
 and time is refused, not cut to its date. The suffix picks the language: ``.toml``, or ``.yaml``

@@ -5,11 +5,13 @@ job prunes what the retention policy does not keep (every snapshot for ``keep_al
 then one an hour for ``hourly_for``, then one a day for ``daily_for``), removes rows of
 snapshots that never committed (a killed run's, older than an hour), rewrites each table's
 many small files into few large ones, and removes the files no table version within
-``vacuum_retention_hours`` still needs. ``benchmarks/maintenance.py`` measures the effect
-on a year of hourly snapshots. Example::
+``vacuum_retention_hours`` still needs. Those no version needs but younger than that window
+are counted as ``vacuum_kept`` beside the window itself, so a pass that removed nothing says
+why (right after a compaction, the files it replaced are still within the window).
+``benchmarks/maintenance.py`` measures the effect on a year of hourly snapshots. Example::
 
     report = maintain(store, settings.schedule)
-    report.pruned, report.files_before, report.files_after, report.duration_s
+    report.pruned, report.files_before, report.files_after, report.vacuum_kept, report.duration_s
 """
 
 from __future__ import annotations
@@ -32,13 +34,17 @@ GC_MIN_AGE = timedelta(hours=1)  # younger orphans may belong to a write still u
 
 @dataclass(frozen=True)
 class MaintenanceReport:
-    """What one maintenance pass did, and how long each step took."""
+    """What one maintenance pass did, and how long each step took. ``vacuumed`` counts the
+    files removed; ``vacuum_kept`` those no table version needs that stay because they are
+    younger than ``vacuum_retention_hours`` (a later pass removes them)."""
 
     pruned: int
     gc_rows: int
     files_before: int
     files_after: int
     vacuumed: int
+    vacuum_kept: int = 0
+    vacuum_retention_hours: int = 0
     durations: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -53,6 +59,8 @@ class MaintenanceReport:
             "files_before": self.files_before,
             "files_after": self.files_after,
             "vacuumed": self.vacuumed,
+            "vacuum_kept": self.vacuum_kept,
+            "vacuum_retention_hours": self.vacuum_retention_hours,
             "duration_s": round(self.duration_s, 3),
             "durations": {k: round(v, 3) for k, v in self.durations.items()},
         }
@@ -98,5 +106,7 @@ def maintain(
         files_before=sum(compacted.files_before.values()),
         files_after=sum(compacted.files_after.values()),
         vacuumed=vacuumed.total,
+        vacuum_kept=vacuumed.total_kept,
+        vacuum_retention_hours=settings.vacuum_retention_hours,
         durations=durations,
     )

@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 document of what the simulator serves, built from one endpoint table.
 
 The simulator publishes it at `GET {prefix}/openapi.json`; tests feed it to schemathesis,
-and a person reads it to see which assumptions of api-facts.md the simulator makes.
+and a person reads it to see which assumptions of docs/spec/api-facts.md the simulator makes.
 
     doc = openapi_document(prefix="/api/go")
     doc["servers"]            # [{"url": "/api/go"}]: paths themselves never carry the prefix
@@ -41,7 +41,7 @@ _ID_NAMES = ("team_id", "project_id", "environment_id", "service_id")
 _IDS = tuple(f"{name}:uuid!" for name in _ID_NAMES)
 _IDS_BELOW_TEAM = "project_id:uuid environment_id:uuid service_id:uuid"
 _LEVEL = "type:team|project|environment|service!"
-_FACTS = "api-facts.md"
+_FACTS = "docs/spec/api-facts.md"
 _PAGE_SIZE = {"minimum": 1, "maximum": 100, "default": 50}
 
 

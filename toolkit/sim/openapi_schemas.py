@@ -1,6 +1,6 @@
 """The component schemas of the simulator's OpenAPI document, declared as a table.
 
-Each record of spec part 2 (and of api-facts.md) is a mapping of field name to a short
+Each record of spec part 2 (and of docs/spec/api-facts.md) is a mapping of field name to a short
 type code, turned into JSON Schema (OpenAPI 3.1 dialect) by `record`:
 
 | code | schema |
@@ -16,7 +16,7 @@ The specification does not say which response fields are required or may be null
 field without `!` is optional and nullable, and every record allows properties it does not
 list (a real server may add fields). What IS promised is exact: the `{data}` envelope, the
 error object of part 7, ids as strings. Enumerated response fields are plain strings with
-their known values in the description: api-facts.md asks clients to accept any string.
+their known values in the description: docs/spec/api-facts.md asks clients to accept any string.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Wire shapes of everything but services: hierarchy, volumes, webhooks, buckets, templates,
-service groups, keys and the calling user (spec part 2 and api-facts.md).
+service groups, keys and the calling user (spec part 2 and docs/spec/api-facts.md).
 """
 
 from __future__ import annotations
@@ -215,7 +215,8 @@ def _template_service(template: Template) -> dict[str, Any]:
 
 
 def key_json(key: ApiKey, world: World, with_state: bool = False) -> dict[str, Any]:
-    """An API key record (api-facts.md); `with_state` adds revocation for /api_keys/list."""
+    """An API key record (docs/spec/api-facts.md); `with_state` adds revocation for
+    /api_keys/list."""
     record: dict[str, Any] = {
         "id": key.id,
         "name": key.name,
@@ -234,7 +235,7 @@ def key_json(key: ApiKey, world: World, with_state: bool = False) -> dict[str, A
 
 
 def me_json(world: World, key: ApiKey) -> dict[str, Any]:
-    """`/users/me` as api-facts.md assumes; `api_key` is null for an access token."""
+    """`/users/me` as docs/spec/api-facts.md assumes; `api_key` is null for an access token."""
     return {
         "id": world.user_id,
         "email": world.user_email,

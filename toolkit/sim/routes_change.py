@@ -20,7 +20,7 @@ __all__ = ["ROUTES"]
 
 
 def update_variables(ctx: Ctx) -> Any:
-    """Upsert `[{name, value}]` at the level named by `type` (api-facts.md)."""
+    """Upsert `[{name, value}]` at the level named by `type` (docs/spec/api-facts.md)."""
     ctx.caller.require_change()
     pairs = ctx.body.variable_items("variables", with_value=True)
     target = read_target(ctx, ctx.body)

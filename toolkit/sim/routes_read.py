@@ -1,4 +1,4 @@
-"""Handlers of the reading endpoints (spec part 4 and api-facts.md).
+"""Handlers of the reading endpoints (spec part 4 and docs/spec/api-facts.md).
 
 Each handler takes a `Ctx`, validates its query (422 with rule-2 details), finds what it
 names inside the caller's scope (404 otherwise) and returns the `data` payload; the app

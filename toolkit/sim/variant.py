@@ -1,8 +1,9 @@
 """How the simulator speaks: as the specification says (`spec`), or as the real platform does.
 
-The specification is an anonymised form of a public platform's API (api-facts.md, "The real
-platform"). The `real` variant serves the same world the way that platform's public source
-does, so that the toolkit's tests meet what a real server sends:
+The specification is an anonymised form of a public platform's API
+(docs/spec/api-facts.md, "The real platform"). The `real` variant serves the same world the
+way that platform's public source does, so that the toolkit's tests meet what a real server
+sends:
 
 - product words in identifiers and values (`kubernetes_name`, `github_installation_id`,
   `docker_builder_dockerfile_path`, service type `github` and `docker-image`, builder

@@ -8,7 +8,8 @@
 -- param: max_idle_days = 90 | a key unused for more than this many whole days (or never used and created more than that many whole days ago) is flagged
 -- Keys are read through /users/me with their own token. A platform that counts that call as
 -- a use (the simulator stamps last_used_at before it answers) shows every key the crawl
--- reads as used during the collection; api-facts.md leaves open which one a platform does.
+-- reads as used during the collection; docs/spec/api-facts.md leaves open which one a
+-- platform does.
 -- A last use within the collection (its length before the snapshot's time, five minutes
 -- either side for clocks apart) may be that call: how long the key was idle before it is
 -- not known, so it is not judged ('unknown'), not a fresh use.
