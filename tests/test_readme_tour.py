@@ -132,7 +132,8 @@ def test_the_tour_runs_as_written(tour_shell: subprocess.Popen[bytes], workdir: 
     assert "exit 1: critical findings" in output  # the --fail-on gate
     assert output.rstrip().endswith("simulator stopped")  # the tour waited for it
     tour = workdir / "data" / "tour"
-    assert (tour / "review.html").stat().st_size > 100_000
+    assert (tour / "report.html").stat().st_size > 100_000
+    assert "CC6.1" in (tour / "review.html").read_text("utf-8")
     assert (tour / "keys.json").stat().st_mode & 0o077 == 0
     assert not (workdir / "keys.json").exists()
     with pytest.raises(ProcessLookupError):  # the tour's `kill` stopped the simulator
