@@ -64,3 +64,16 @@ def test_review_of_the_demos_fourteen_days(
     assert html.startswith("<!DOCTYPE html>") and "store verify: ok" in html
     markdown = (tmp_path / "review.md").read_text("utf-8")
     assert markdown.startswith(f"# Review {first} to {last}\n\n## Coverage")
+
+
+def test_the_demo_suggests_a_review_of_its_own_days(
+    demo: DemoOutcome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's "Next:" review line names the simulated days, and runs as printed."""
+    monkeypatch.chdir(tmp_path)
+    first = Store.open(demo.store, create=False).snapshots()[0].snapshot_at.date()
+    assert demo.days == (first.isoformat(), (first + timedelta(days=13)).isoformat())
+    args = ["review", "--store", str(demo.store), "--from", demo.days[0], "--to", demo.days[1]]
+    outcome = runner.invoke(app, [*args, "--framework", "soc2", "--out", "r.md"])
+    assert outcome.exit_code == ExitCode.OK, outcome.stderr
+    assert "CC6.1" in (tmp_path / "r.md").read_text("utf-8")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -66,6 +67,8 @@ class DemoOutcome:
     snapshots: int
     partial: int
     seconds: float
+    days: tuple[str, str] = ("", "")
+    """The first and last simulated day (YYYY-MM-DD), the period a review of the demo covers."""
 
 
 DEMO_DIR = Path("data/demo")
@@ -86,7 +89,8 @@ def run_demo(
     ``tour=False`` skips the client tour (tests that only need the store).
     """
     started = time.perf_counter()
-    sim = Simulator(seed=seed, services=services, start=today_utc())
+    first_day = today_utc()
+    sim = Simulator(seed=seed, services=services, start=first_day)
     with SimulatorServer(sim) as server:
         console.rule("[bold]platform-audit demo")
         _say(console, f"Simulated platform: {server.base_url} (seed {seed}, {services} services)")
@@ -99,8 +103,14 @@ def run_demo(
             forget_tokens(settings)
     store = Store.open(settings.store_url)
     reports = _audit(console, store, out) if taken else ()
+    last_day = first_day + timedelta(days=max(days, 1) - 1)
     outcome = DemoOutcome(
-        Path(settings.store_url), reports, taken, partial, time.perf_counter() - started
+        Path(settings.store_url),
+        reports,
+        taken,
+        partial,
+        time.perf_counter() - started,
+        (first_day.date().isoformat(), last_day.date().isoformat()),
     )
     _next_steps(console, outcome)
     return outcome
@@ -192,6 +202,8 @@ def _next_steps(console: Console, outcome: DemoOutcome) -> None:
         "Next:",
         "  make lab            # JupyterLab on notebooks/, reading this store",
         f"  platform-audit audit --store {outcome.store}",
+        f"  platform-audit review --store {outcome.store} --from {outcome.days[0]} "
+        f"--to {outcome.days[1]} --framework soc2",
         f"  platform-audit sql --store {outcome.store} "  # noqa: S608 - a command shown, not run
         '"select name, replicas from services_latest"',
     ]
