@@ -77,3 +77,19 @@ def test_the_demo_suggests_a_review_of_its_own_days(
     outcome = runner.invoke(app, [*args, "--framework", "soc2", "--out", "r.md"])
     assert outcome.exit_code == ExitCode.OK, outcome.stderr
     assert "CC6.1" in (tmp_path / "r.md").read_text("utf-8")
+
+
+def test_the_demos_next_steps_stay_whole_at_any_width() -> None:
+    """Piped (rich's 80 columns), each suggested command is one line that can be pasted."""
+    from pathlib import Path
+
+    from toolkit.pipeline.demo import DemoOutcome, _next_steps
+
+    store = Path("/a/long/folder/name/to/pass/eighty/columns/data/demo/store")
+    printed = io.StringIO()
+    days = ("2026-11-28", "2026-12-11")
+    _next_steps(Console(file=printed, width=80), DemoOutcome(store, (), 14, 0, 20.0, days))
+    lines = printed.getvalue().splitlines()
+    commands = [line for line in lines if line.startswith("  platform-audit ")]
+    assert len(commands) == 3, lines
+    assert all(line.rstrip().endswith(('"', "soc2", str(store))) for line in commands), lines

@@ -207,7 +207,8 @@ def _next_steps(console: Console, outcome: DemoOutcome) -> None:
         f"  platform-audit sql --store {outcome.store} "  # noqa: S608 - a command shown, not run
         '"select name, replicas from services_latest"',
     ]
-    console.print("\n".join(lines), highlight=False, markup=False)
+    # soft_wrap: each command stays on one line at any width, to be copied or piped
+    console.print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)
 
 
 def _config(base_url: str, token: str) -> ClientConfig:
