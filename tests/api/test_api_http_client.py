@@ -19,6 +19,7 @@ from httpcore._async.connection_pool import AsyncPoolRequest
 
 from toolkit.api import AsyncPlatformClient, ClientConfig, Secret
 from toolkit.api._connection_pool import CachedSocketBackend, FairConnectionPool, install
+from toolkit.api._http_client import _FAST_QUERY, Requests, http_client, join_url, with_query
 from toolkit.sim import Simulator, SimulatorServer
 
 if TYPE_CHECKING:
@@ -215,3 +216,61 @@ def test_httpcore_is_the_version_the_pool_override_was_written_for() -> None:
     new version's pass with this one (or drop the override if httpcore fixed its pass)."""
     assert version("httpcore") == "1.0.9"
     assert callable(httpcore.AsyncConnectionPool._assign_requests_to_connections)
+
+
+_IDS = {"team_id": "8a4e8f5c-0000-4000-8000-000000000001", "per_page": 50}
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    ["http://127.0.0.1:8080", "https://platform.example/api/go/", "http://[::1]:9000/p"],
+)
+@pytest.mark.parametrize(
+    "params",
+    [{}, _IDS, {**_IDS, "cursor": "a b/c?d=e&f+g%2F#h"}, {"type": "team", "name": "café ü"}],
+)
+def test_requests_carry_the_url_and_headers_httpx_would_build(
+    base_url: str, params: dict[str, Any]
+) -> None:
+    """`Requests` builds URLs without parsing them again: they must be httpx's own."""
+    config = ClientConfig(base_url=base_url, token=Secret("t0k3n"))
+    client = http_client(config)
+    built = Requests(client, base_url).build("GET", "/deployments/list", params, timeout_s=7.0)
+    expected = client.build_request(
+        "GET", join_url(base_url, "/deployments/list"), params=params, timeout=7.0
+    )
+    assert built.url == expected.url and str(built.url) == str(expected.url)
+    assert built.headers.multi_items() == expected.headers.multi_items()
+    assert built.extensions == expected.extensions
+    body = Requests(client, base_url).build("POST", "/variables/update", params, timeout_s=7.0)
+    posted = client.build_request(
+        "POST", join_url(base_url, "/variables/update"), json=params, timeout=7.0
+    )
+    assert (body.url, body.content, body.headers) == (posted.url, posted.content, posted.headers)
+
+
+def test_the_query_is_added_without_parsing_the_url_again() -> None:
+    """The alarm for httpx: `with_query` relies on where httpx 0.28 keeps a URL's parts."""
+    assert _FAST_QUERY
+    url = httpx.URL("http://127.0.0.1:8080/teams/list")
+    assert with_query(url, "a=1") == httpx.URL("http://127.0.0.1:8080/teams/list?a=1")
+
+
+@pytest.mark.anyio
+async def test_requests_go_to_the_transport_httpx_would_choose() -> None:
+    """A proxy mount (as `HTTP_PROXY` makes) still carries the request, not the client's own
+    transport."""
+    seen: list[str] = []
+
+    def proxy(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(200, json={"data": []})
+
+    direct = httpx.MockTransport(lambda request: httpx.Response(500))
+    mounts = {"all://platform.test": httpx.MockTransport(proxy)}
+    async with httpx.AsyncClient(transport=direct, mounts=mounts) as client:
+        requests = Requests(client, "http://platform.test")
+        response = await requests.send(requests.build("GET", "/teams/list", {}, timeout_s=1))
+        assert response.status_code == 200 and response.request.url.path == "/teams/list"
+        await response.aclose()
+    assert seen == ["http://platform.test/teams/list"]
