@@ -118,6 +118,52 @@ async def test_at_the_limit_an_idle_connection_to_another_origin_makes_room() ->
     assert request.connection is not None and request.connection is not other
 
 
+class AgeingConnection(FakeConnection):
+    """A connection that counts how often the pool asks whether it expired."""
+
+    def __init__(self, *, expired: bool = False) -> None:
+        super().__init__()
+        self.expired = expired
+        self.asked = 0
+
+    def has_expired(self) -> bool:
+        self.asked += 1
+        return self.expired
+
+
+@pytest.mark.anyio
+async def test_between_sweeps_only_the_connection_handed_out_is_asked_whether_it_expired() -> None:
+    """Asking is a poll of the socket: once per idle connection per pass was most of the
+    pool's CPU."""
+    pool = FairConnectionPool(max_connections=10)
+    idle = [AgeingConnection() for _ in range(8)]
+    pool._connections = list(idle)  # type: ignore[arg-type]
+    pool._requests = queued(1)
+    pool._assign_requests_to_connections()  # the first pass sweeps: every one is asked
+    assert all(c.asked for c in idle)
+    before = [c.asked for c in idle]
+    pool._requests += queued(1)  # the next request, within SWEEP_S: the one it gets is asked
+
+    pool._assign_requests_to_connections()
+
+    assert pool._requests[1].connection is idle[1]
+    assert [c.asked - b for c, b in zip(idle, before, strict=True)] == [0, 1, 0, 0, 0, 0, 0, 0]
+
+
+@pytest.mark.anyio
+async def test_an_expired_connection_is_closed_instead_of_handed_out() -> None:
+    pool = FairConnectionPool(max_connections=2)
+    gone, fresh = AgeingConnection(expired=True), AgeingConnection()
+    pool._connections = [gone, fresh]  # type: ignore[list-item]
+    pool._next_sweep = float("inf")  # between sweeps
+    (request,) = queued(1)
+    pool._requests = [request]
+
+    assert pool._assign_requests_to_connections() == [gone]
+
+    assert request.connection is fresh and pool._connections == [fresh]
+
+
 class FakeStream(httpcore.AsyncNetworkStream):
     """One end of a socket pair, counting how often it is asked for its socket."""
 
