@@ -18,7 +18,8 @@ import pytest
 from httpcore._async.connection_pool import AsyncPoolRequest
 
 from toolkit.api import AsyncPlatformClient, ClientConfig, Secret
-from toolkit.api._connection_pool import CachedSocketBackend, FairConnectionPool, install
+from toolkit.api._asyncio_stream import AsyncioBackend
+from toolkit.api._connection_pool import FairConnectionPool, install
 from toolkit.api._http_client import _FAST_QUERY, Requests, http_client, join_url, with_query
 from toolkit.sim import Simulator, SimulatorServer
 
@@ -164,58 +165,67 @@ async def test_an_expired_connection_is_closed_instead_of_handed_out() -> None:
     assert request.connection is fresh and pool._connections == [fresh]
 
 
-class FakeStream(httpcore.AsyncNetworkStream):
-    """One end of a socket pair, counting how often it is asked for its socket."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.asked: list[str] = []
-
-    def get_extra_info(self, info: str) -> Any:
-        self.asked.append(info)
-        return self.sock if info == "socket" else None
+async def _server(handle: Any) -> tuple[asyncio.Server, int]:
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
 
 
-class FakeBackend(httpcore.AsyncNetworkBackend):
-    def __init__(self, stream: FakeStream) -> None:
-        self.stream = stream
+def test_a_stream_round_trips_and_sees_the_server_close_without_polling() -> None:
+    """Idle, a connection is reusable until the server closes it or sends unasked bytes;
+    the stream knows from its protocol, with no system call."""
 
-    async def connect_tcp(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
-        return self.stream
+    async def run() -> tuple[bytes, list[bool], bytes]:
+        closing = asyncio.Event()
+
+        async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writer.write(await reader.read(100))
+            await closing.wait()
+            writer.close()
+
+        server, port = await _server(echo)
+        async with server:
+            stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5)
+            await stream.write(b"ping", timeout=5)
+            echoed = await stream.read(100, timeout=5)
+            idle = [stream.get_extra_info("is_readable") for _ in range(3)]
+            closing.set()
+            end = await stream.read(100, timeout=5)  # b"": the server closed
+            idle.append(stream.get_extra_info("is_readable"))
+            await stream.aclose()
+        return echoed, idle, end
+
+    echoed, idle, end = asyncio.run(run())
+
+    assert echoed == b"ping" and end == b""
+    assert idle == [False, False, False, True]
 
 
-@pytest.fixture
-def socket_pair() -> Iterator[tuple[socket.socket, socket.socket]]:
-    ours, theirs = socket.socketpair()
-    yield ours, theirs
-    ours.close()
-    theirs.close()
+def test_a_read_past_its_timeout_is_a_read_timeout_and_a_cancel_stays_a_cancel() -> None:
+    async def run() -> tuple[type[BaseException], type[BaseException]]:
+        async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.read(100)
+
+        server, port = await _server(silent)
+        async with server:
+            stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5)
+            await stream.write(b"GET", timeout=5)
+            with pytest.raises(httpcore.ReadTimeout) as timed_out:
+                await stream.read(100, timeout=0.05)
+            with pytest.raises(TimeoutError) as deadline:  # the caller's deadline, not ours
+                async with asyncio.timeout(0.05):
+                    await stream.read(100, timeout=30)
+            await stream.aclose()
+        return timed_out.type, deadline.type
+
+    assert asyncio.run(run()) == (httpcore.ReadTimeout, TimeoutError)
 
 
-def test_is_readable_asks_for_the_socket_once_and_sees_the_server_close(
-    socket_pair: tuple[socket.socket, socket.socket],
-) -> None:
-    ours, theirs = socket_pair
-    inner = FakeStream(ours)
-    stream = asyncio.run(CachedSocketBackend(FakeBackend(inner)).connect_tcp("platform.test", 80))
-
-    idle = [stream.get_extra_info("is_readable") for _ in range(3)]
-    theirs.close()  # the server drops the kept-alive connection
-
-    assert idle == [False, False, False]
-    assert stream.get_extra_info("is_readable") is True
-    assert inner.asked == ["socket"], "one look-up per connection, not one per check"
-
-
-def test_a_closed_socket_counts_as_readable(
-    socket_pair: tuple[socket.socket, socket.socket],
-) -> None:
-    ours, _ = socket_pair
-    stream = asyncio.run(
-        CachedSocketBackend(FakeBackend(FakeStream(ours))).connect_tcp("platform.test", 80)
-    )
-    ours.close()
-    assert stream.get_extra_info("is_readable") is True
+def test_a_refused_connection_is_a_connect_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, never listening: refused
+        with pytest.raises(httpcore.ConnectError):
+            asyncio.run(AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5))
 
 
 @pytest.fixture(scope="module")
@@ -247,7 +257,7 @@ def test_the_client_crawls_through_the_fair_pool(
 
     assert len(answers) == 24 and all(answer == answers[0] for answer in answers)
     assert type(pool) is FairConnectionPool
-    assert isinstance(pool._network_backend, CachedSocketBackend)
+    assert isinstance(pool._network_backend, AsyncioBackend)
     assert 1 <= connections <= config.concurrency
 
 

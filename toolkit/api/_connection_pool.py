@@ -6,8 +6,9 @@ the requests themselves (about half of a crawl's CPU):
 
 - each pass over the pool asks every idle connection whether the server closed it, and the
   anyio stream answers by building a dict of socket attributes (one `getpeername()` system
-  call) before it polls the socket. `CachedSocketBackend` looks the socket up once per
-  connection and polls it with a poll object registered once;
+  call) before it polls the socket. `FairConnectionPool` asks only the connection it hands
+  out (and every one once a second), and its streams (`toolkit.api._asyncio_stream`) answer
+  from what their protocol has seen, without a system call;
 - a pass hands an idle HTTP/1.1 connection to every queued request (its state changes only
   when a request starts on it), so all but one of them fail with `ConnectionNotAvailable`
   and run the pass again, and each pass counts idle connections once per connection.
@@ -26,102 +27,22 @@ not as expected, so a changed library costs CPU, never requests.
 from __future__ import annotations
 
 import logging
-import select
-import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpcore
 import httpx
 
+from toolkit.api._asyncio_stream import AsyncioBackend
+
 if TYPE_CHECKING:
-    import socket
     import ssl
-    from collections.abc import Iterable
 
     from httpcore._async.connection_pool import AsyncPoolRequest
 
-__all__ = ["CachedSocketBackend", "FairConnectionPool", "install"]
+__all__ = ["FairConnectionPool", "install"]
 
 logger = logging.getLogger("toolkit.api")
-
-
-class _CachedSocketStream(httpcore.AsyncNetworkStream):
-    """A network stream that answers `is_readable` without asking for the socket again."""
-
-    def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
-        self._stream = stream
-        self._readable = _readability_probe(stream.get_extra_info("socket"))
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109 - httpcore's interface
-        return await self._stream.read(max_bytes, timeout)
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109 - httpcore's interface
-        await self._stream.write(buffer, timeout)
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-    async def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
-    ) -> httpcore.AsyncNetworkStream:
-        tls = await self._stream.start_tls(ssl_context, server_hostname, timeout)
-        return _CachedSocketStream(tls)
-
-    def get_extra_info(self, info: str) -> Any:
-        if info == "is_readable":
-            return self._readable()
-        return self._stream.get_extra_info(info)
-
-
-def _readability_probe(sock: socket.socket | None) -> Any:
-    """A function telling whether `sock` has something to read (or is gone), without blocking.
-
-    An idle keep-alive connection is readable only when the server closed it (or sent
-    something it should not have), so a readable one is not reused. A socket that is gone
-    counts as readable, like httpcore's own check.
-    """
-    fd = -1 if sock is None else sock.fileno()
-    if sock is None or fd < 0:
-        return lambda: True
-    if sys.platform == "win32" or not hasattr(select, "poll"):  # pragma: no cover
-        return lambda: bool(select.select([fd], [], [], 0)[0])
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return lambda: sock.fileno() < 0 or bool(poller.poll(0))
-
-
-class CachedSocketBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's anyio backend whose streams look their socket up once (see the module)."""
-
-    def __init__(self, backend: httpcore.AsyncNetworkBackend | None = None) -> None:
-        self._backend = backend if backend is not None else httpcore.AnyIOBackend()
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        stream = await self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
-        return _CachedSocketStream(stream)
-
-    async def connect_unix_socket(  # pragma: no cover - the client connects over TCP
-        self,
-        path: str,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        stream = await self._backend.connect_unix_socket(path, timeout, socket_options)
-        return _CachedSocketStream(stream)
-
-    async def sleep(self, seconds: float) -> None:
-        await self._backend.sleep(seconds)
 
 
 class FairConnectionPool(httpcore.AsyncConnectionPool):
@@ -192,7 +113,7 @@ class FairConnectionPool(httpcore.AsyncConnectionPool):
 
 
 def install(client: httpx.AsyncClient, limits: httpx.Limits, ssl_context: ssl.SSLContext) -> bool:
-    """Give `client`'s own transport a `FairConnectionPool` over a `CachedSocketBackend`.
+    """Give `client`'s own transport a `FairConnectionPool` over an `AsyncioBackend`.
 
     `limits` and `ssl_context` (its `verify`) must be those the client was made with.
     Returns False, leaving httpx's pool in place, when the client's transport is not
@@ -213,6 +134,6 @@ def install(client: httpx.AsyncClient, limits: httpx.Limits, ssl_context: ssl.SS
         keepalive_expiry=limits.keepalive_expiry,
         http1=True,
         http2=False,
-        network_backend=CachedSocketBackend(),
+        network_backend=AsyncioBackend(),
     )
     return True
