@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from toolkit.api import CATALOGUE, AsyncPlatformClient, ConfigError
-from toolkit.api._runner import join_url
+from toolkit.api._http_client import join_url
 
 pytestmark = pytest.mark.anyio
 

@@ -18,7 +18,9 @@ import pytest
 from httpcore._async.connection_pool import AsyncPoolRequest
 
 from toolkit.api import AsyncPlatformClient, ClientConfig, Secret
-from toolkit.api._connection_pool import CachedSocketBackend, FairConnectionPool, install
+from toolkit.api._asyncio_stream import AsyncioBackend
+from toolkit.api._connection_pool import FairConnectionPool, install
+from toolkit.api._http_client import _FAST_QUERY, Requests, http_client, join_url, with_query
 from toolkit.sim import Simulator, SimulatorServer
 
 if TYPE_CHECKING:
@@ -117,58 +119,113 @@ async def test_at_the_limit_an_idle_connection_to_another_origin_makes_room() ->
     assert request.connection is not None and request.connection is not other
 
 
-class FakeStream(httpcore.AsyncNetworkStream):
-    """One end of a socket pair, counting how often it is asked for its socket."""
+class AgeingConnection(FakeConnection):
+    """A connection that counts how often the pool asks whether it expired."""
 
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.asked: list[str] = []
+    def __init__(self, *, expired: bool = False) -> None:
+        super().__init__()
+        self.expired = expired
+        self.asked = 0
 
-    def get_extra_info(self, info: str) -> Any:
-        self.asked.append(info)
-        return self.sock if info == "socket" else None
-
-
-class FakeBackend(httpcore.AsyncNetworkBackend):
-    def __init__(self, stream: FakeStream) -> None:
-        self.stream = stream
-
-    async def connect_tcp(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
-        return self.stream
+    def has_expired(self) -> bool:
+        self.asked += 1
+        return self.expired
 
 
-@pytest.fixture
-def socket_pair() -> Iterator[tuple[socket.socket, socket.socket]]:
-    ours, theirs = socket.socketpair()
-    yield ours, theirs
-    ours.close()
-    theirs.close()
+@pytest.mark.anyio
+async def test_between_sweeps_only_the_connection_handed_out_is_asked_whether_it_expired() -> None:
+    """Asking is a poll of the socket: once per idle connection per pass was most of the
+    pool's CPU."""
+    pool = FairConnectionPool(max_connections=10)
+    idle = [AgeingConnection() for _ in range(8)]
+    pool._connections = list(idle)  # type: ignore[arg-type]
+    pool._requests = queued(1)
+    pool._assign_requests_to_connections()  # the first pass sweeps: every one is asked
+    assert all(c.asked for c in idle)
+    before = [c.asked for c in idle]
+    pool._requests += queued(1)  # the next request, within SWEEP_S: the one it gets is asked
+
+    pool._assign_requests_to_connections()
+
+    assert pool._requests[1].connection is idle[1]
+    assert [c.asked - b for c, b in zip(idle, before, strict=True)] == [0, 1, 0, 0, 0, 0, 0, 0]
 
 
-def test_is_readable_asks_for_the_socket_once_and_sees_the_server_close(
-    socket_pair: tuple[socket.socket, socket.socket],
-) -> None:
-    ours, theirs = socket_pair
-    inner = FakeStream(ours)
-    stream = asyncio.run(CachedSocketBackend(FakeBackend(inner)).connect_tcp("platform.test", 80))
+@pytest.mark.anyio
+async def test_an_expired_connection_is_closed_instead_of_handed_out() -> None:
+    pool = FairConnectionPool(max_connections=2)
+    gone, fresh = AgeingConnection(expired=True), AgeingConnection()
+    pool._connections = [gone, fresh]  # type: ignore[list-item]
+    pool._next_sweep = float("inf")  # between sweeps
+    (request,) = queued(1)
+    pool._requests = [request]
 
-    idle = [stream.get_extra_info("is_readable") for _ in range(3)]
-    theirs.close()  # the server drops the kept-alive connection
+    assert pool._assign_requests_to_connections() == [gone]
 
-    assert idle == [False, False, False]
-    assert stream.get_extra_info("is_readable") is True
-    assert inner.asked == ["socket"], "one look-up per connection, not one per check"
+    assert request.connection is fresh and pool._connections == [fresh]
 
 
-def test_a_closed_socket_counts_as_readable(
-    socket_pair: tuple[socket.socket, socket.socket],
-) -> None:
-    ours, _ = socket_pair
-    stream = asyncio.run(
-        CachedSocketBackend(FakeBackend(FakeStream(ours))).connect_tcp("platform.test", 80)
-    )
-    ours.close()
-    assert stream.get_extra_info("is_readable") is True
+async def _server(handle: Any) -> tuple[asyncio.Server, int]:
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+def test_a_stream_round_trips_and_sees_the_server_close_without_polling() -> None:
+    """Idle, a connection is reusable until the server closes it or sends unasked bytes;
+    the stream knows from its protocol, with no system call."""
+
+    async def run() -> tuple[bytes, list[bool], bytes]:
+        closing = asyncio.Event()
+
+        async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writer.write(await reader.read(100))
+            await closing.wait()
+            writer.close()
+
+        server, port = await _server(echo)
+        async with server:
+            stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5)
+            await stream.write(b"ping", timeout=5)
+            echoed = await stream.read(100, timeout=5)
+            idle = [stream.get_extra_info("is_readable") for _ in range(3)]
+            closing.set()
+            end = await stream.read(100, timeout=5)  # b"": the server closed
+            idle.append(stream.get_extra_info("is_readable"))
+            await stream.aclose()
+        return echoed, idle, end
+
+    echoed, idle, end = asyncio.run(run())
+
+    assert echoed == b"ping" and end == b""
+    assert idle == [False, False, False, True]
+
+
+def test_a_read_past_its_timeout_is_a_read_timeout_and_a_cancel_stays_a_cancel() -> None:
+    async def run() -> tuple[type[BaseException], type[BaseException]]:
+        async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.read(100)
+
+        server, port = await _server(silent)
+        async with server:
+            stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5)
+            await stream.write(b"GET", timeout=5)
+            with pytest.raises(httpcore.ReadTimeout) as timed_out:
+                await stream.read(100, timeout=0.05)
+            with pytest.raises(TimeoutError) as deadline:  # the caller's deadline, not ours
+                async with asyncio.timeout(0.05):
+                    await stream.read(100, timeout=30)
+            await stream.aclose()
+        return timed_out.type, deadline.type
+
+    assert asyncio.run(run()) == (httpcore.ReadTimeout, TimeoutError)
+
+
+def test_a_refused_connection_is_a_connect_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, never listening: refused
+        with pytest.raises(httpcore.ConnectError):
+            asyncio.run(AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5))
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +257,7 @@ def test_the_client_crawls_through_the_fair_pool(
 
     assert len(answers) == 24 and all(answer == answers[0] for answer in answers)
     assert type(pool) is FairConnectionPool
-    assert isinstance(pool._network_backend, CachedSocketBackend)
+    assert isinstance(pool._network_backend, AsyncioBackend)
     assert 1 <= connections <= config.concurrency
 
 
@@ -215,3 +272,61 @@ def test_httpcore_is_the_version_the_pool_override_was_written_for() -> None:
     new version's pass with this one (or drop the override if httpcore fixed its pass)."""
     assert version("httpcore") == "1.0.9"
     assert callable(httpcore.AsyncConnectionPool._assign_requests_to_connections)
+
+
+_IDS = {"team_id": "8a4e8f5c-0000-4000-8000-000000000001", "per_page": 50}
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    ["http://127.0.0.1:8080", "https://platform.example/api/go/", "http://[::1]:9000/p"],
+)
+@pytest.mark.parametrize(
+    "params",
+    [{}, _IDS, {**_IDS, "cursor": "a b/c?d=e&f+g%2F#h"}, {"type": "team", "name": "café ü"}],
+)
+def test_requests_carry_the_url_and_headers_httpx_would_build(
+    base_url: str, params: dict[str, Any]
+) -> None:
+    """`Requests` builds URLs without parsing them again: they must be httpx's own."""
+    config = ClientConfig(base_url=base_url, token=Secret("t0k3n"))
+    client = http_client(config)
+    built = Requests(client, base_url).build("GET", "/deployments/list", params, timeout_s=7.0)
+    expected = client.build_request(
+        "GET", join_url(base_url, "/deployments/list"), params=params, timeout=7.0
+    )
+    assert built.url == expected.url and str(built.url) == str(expected.url)
+    assert built.headers.multi_items() == expected.headers.multi_items()
+    assert built.extensions == expected.extensions
+    body = Requests(client, base_url).build("POST", "/variables/update", params, timeout_s=7.0)
+    posted = client.build_request(
+        "POST", join_url(base_url, "/variables/update"), json=params, timeout=7.0
+    )
+    assert (body.url, body.content, body.headers) == (posted.url, posted.content, posted.headers)
+
+
+def test_the_query_is_added_without_parsing_the_url_again() -> None:
+    """The alarm for httpx: `with_query` relies on where httpx 0.28 keeps a URL's parts."""
+    assert _FAST_QUERY
+    url = httpx.URL("http://127.0.0.1:8080/teams/list")
+    assert with_query(url, "a=1") == httpx.URL("http://127.0.0.1:8080/teams/list?a=1")
+
+
+@pytest.mark.anyio
+async def test_requests_go_to_the_transport_httpx_would_choose() -> None:
+    """A proxy mount (as `HTTP_PROXY` makes) still carries the request, not the client's own
+    transport."""
+    seen: list[str] = []
+
+    def proxy(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(200, json={"data": []})
+
+    direct = httpx.MockTransport(lambda request: httpx.Response(500))
+    mounts = {"all://platform.test": httpx.MockTransport(proxy)}
+    async with httpx.AsyncClient(transport=direct, mounts=mounts) as client:
+        requests = Requests(client, "http://platform.test")
+        response = await requests.send(requests.build("GET", "/teams/list", {}, timeout_s=1))
+        assert response.status_code == 200 and response.request.url.path == "/teams/list"
+        await response.aclose()
+    assert seen == ["http://platform.test/teams/list"]

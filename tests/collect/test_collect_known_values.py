@@ -72,6 +72,24 @@ def test_a_value_is_found_at_any_offset_whatever_the_threshold(min_length: int) 
             assert known.mask(text) == "-" * offset + "***" + "-" * 3, (value, offset)
 
 
+@pytest.mark.parametrize("min_length", [4, 8, 12])
+def test_values_sharing_a_prefix_spread_over_the_index_and_are_all_found(min_length: int) -> None:
+    """A platform's values share prefixes (``CANARY…``, ``postgres://app:``, ``sk_live_``):
+    indexed by their first pieces, each add and each lookup walked every value with that
+    prefix, quadratic in the crawl's size. Each value is indexed where its pieces are rarest,
+    and is still found wherever it sits in a text."""
+    known = KnownValues(min_length)
+    values = [f"postgres://app:sk_live_{n * 7919:08x}{n:04x}@db/app" for n in range(2000)]
+    for value in values:
+        known.add(value)
+    buckets = [held for held in known._index.values() if not isinstance(held, str)]
+    assert max(map(len, buckets), default=1) <= len(values) // 10  # not one bucket of all
+    for value in values[::97]:
+        for offset in range(min_length + 2):
+            text = "-" * offset + value + " and " + values[0][:-3]
+            assert known.mask(text) == "-" * offset + "*** and " + values[0][:-3], offset
+
+
 def test_the_threshold_is_configurable_and_bounded(tmp_path: Path) -> None:
     assert KnownValues(min_length=6).worth_masking(SHORT_VALUE)
     with pytest.raises(ValueError, match="4 or more"):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, CheckSpec
 from toolkit.audit.check_run import VIEWS
@@ -15,7 +17,15 @@ from toolkit.snapshot.secret_names import (
     SECRET_NAMES,
     secret_name,
 )
-from toolkit.snapshot.text_scrub import FORMS, REFERENCE_MARK, Form, scrub_text, writes_credential
+from toolkit.snapshot.text_scrub import (
+    _HINT,
+    FORMS,
+    REFERENCE_MARK,
+    Form,
+    may_write_credential,
+    scrub_text,
+    writes_credential,
+)
 
 
 @pytest.mark.parametrize("form", FORMS, ids=[form.name for form in FORMS])
@@ -100,6 +110,76 @@ def test_credential_forms_are_masked(text: str, scrubbed: str) -> None:
 def test_look_alikes_are_kept(text: str) -> None:
     assert scrub_text(text) == text
     assert not writes_credential(text)
+
+
+def _every_form(text: str) -> str:
+    """What the forms make of ``text``, each run whatever the text holds."""
+    for form in FORMS:
+        text = form.scrub(text)
+    return text
+
+
+# Pieces of credentials and of their look-alikes, for texts near every form's edges.
+_PIECES = st.sampled_from(
+    [
+        *("pass", "PWD", "tok", "en", "Token", "secret", "key", "k_ey", "s-ig", "Sig", "auth"),
+        *("Authorization", "credential", "jwt", "hmac", "code", "CODE", "sign", "compass"),
+        *("?", "&", "=", ":", ":=", "=>", " ", "  ", "\t", "\n", "-", "--", "_", ".", "'", '"'),
+        *("x1", "S3cr3t", "Bearer ", "Basic ", "://", "@", "/", "h.example", "mysql", "mariadb"),
+        *("sshpass", "redis-cli", "docker login", "sqlcmd", "bcp", "osql", "curl", "-p", "-P"),
+        *("-a", "-u", "--user", "requirepass", "masterauth", "-storepass", "-passin", "pass:"),
+        *("\u017f", "\u212a", "\u0131", "\u0130", REFERENCE_MARK),  # letters case-folded to ASCII
+    ]
+)
+_WORDS = st.sampled_from(["pass", "PWD", "token", "secret", "key", "sig", "auth", "code", "db"])
+_NAMES = st.lists(st.one_of(_WORDS, st.sampled_from(["-", "_", ".", "x"])), min_size=1, max_size=4)
+# A pair or a flag: a lead, a name of credential words and separators, a separator, a value.
+_PAIRS = st.tuples(
+    st.sampled_from(["", " ", "?", "&", ";", "-", "--", " -D", "mysql -u a ", "curl -s "]),
+    _NAMES.map("".join),
+    st.sampled_from(["=", ": ", ":=", " => ", '"="', " ", "\t", "=='", "://"]),
+    st.sampled_from(["x1", "S3cr3t-v4lue", "'two words'", "/run/secrets/db", "3600", "a:b@h"]),
+).map("".join)
+_TEXTS = st.one_of(
+    st.lists(_PIECES, max_size=14).map("".join),
+    st.lists(st.one_of(_PAIRS, _PIECES), max_size=5).map("".join),
+    st.text(max_size=40),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_TEXTS)
+@example("https://h.example/f?code=abc")
+@example("s-ig=x1 k_ey: x1 P_W_D=x1")
+def test_a_text_without_the_hint_is_one_no_form_changes(text: str) -> None:
+    """`scrub_text` skips the forms for a text `may_write_credential` rejects: that is only
+    safe if no form would have masked anything in it."""
+    if not may_write_credential(text):
+        assert _every_form(text) == text
+        assert not writes_credential(text)
+    assert scrub_text(text) == _every_form(text)
+    assert may_write_credential(text) is (_HINT.search(text) is not None)  # ASCII fast path
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Build step 'install' exited with code 1",
+        "mysql:8.0",
+        "ghcr.io/acme/api:2.4.1",
+        "Bump dependencies",
+        "gunicorn app:app",
+        "Liveness probe failed: HTTP probe failed with statuscode: 503",
+    ],
+)
+def test_common_platform_text_skips_the_forms(text: str) -> None:
+    assert not may_write_credential(text)
+
+
+def test_a_form_matched_through_unicode_case_folding_is_still_masked() -> None:
+    text = "redis-server --requirepa\u017fs x1"  # the long s folds to s, as the form reads
+    assert may_write_credential(text)
+    assert scrub_text(text) == _every_form(text) == "redis-server --requirepa\u017fs ***"
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from toolkit.api._exceptions import (
     RequestError,
     ResponseTooLarge,
 )
-from toolkit.api._http_client import http_client
+from toolkit.api._http_client import Requests, http_client
 from toolkit.api._ratelimit import RateLimiter
 from toolkit.api._responses import (
     Answer,
@@ -41,15 +41,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 logger = logging.getLogger("toolkit.api")
-
-
-def join_url(base_url: str, path: str) -> str:
-    """Join the base URL (which may carry a prefix) and an endpoint path, keeping both.
-
-    >>> join_url("https://host/api/go/", "/users/me")
-    'https://host/api/go/users/me'
-    """
-    return f"{base_url.rstrip('/')}/{path.lstrip('/')}"
 
 
 class RequestRunner:
@@ -83,6 +74,7 @@ class RequestRunner:
         self._semaphore = asyncio.Semaphore(config.concurrency)
         self.limiter = RateLimiter(config.rate_per_minute, clock=clock, sleep=sleep)
         self._http = http_client(config, transport)
+        self._requests = Requests(self._http, config.base_url)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -177,14 +169,14 @@ class RequestRunner:
         self, endpoint: Endpoint, params: Mapping[str, Any], read_timeout_s: float
     ) -> Answer:
         """Send the request and read its answer as a stream, at most max_response_bytes."""
-        url = join_url(self.config.base_url, endpoint.path)
-        sent: dict[str, Any] = (
-            {"json": dict(params)} if endpoint.sends_body else {"params": dict(params)}
+        request = self._requests.build(
+            endpoint.method, endpoint.path, params, timeout_s=read_timeout_s
         )
-        async with self._http.stream(
-            endpoint.method, url, timeout=read_timeout_s, **sent
-        ) as response:
+        response = await self._requests.send(request)
+        try:
             return await read_capped(response, self.config.max_response_bytes, endpoint.name)
+        finally:
+            await response.aclose()
 
     def _deadline_exceeded(self, endpoint: Endpoint) -> DeadlineExceeded:
         return DeadlineExceeded(

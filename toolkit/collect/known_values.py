@@ -48,16 +48,21 @@ _NUMBER = re.compile(r"[+-]?\d+(?:[.,_]\d+)*")
 _REFERENCE = re.compile(r"\$\{\{[^}]*\}\}")
 # Tables whose text is not the platform's: the writer fills the snapshots row itself.
 _NOT_PLATFORM_TEXT = frozenset({"snapshots"})
+_STARTS = 5  # where a value's pieces may start: its first, its last, and three between
 
 
 class KnownValues:
     """The values to mask; never shown.
 
-    Each value is indexed under its ``gram``-character pieces at offsets 0 to ``step - 1``
+    Each value is indexed under ``step`` consecutive ``gram``-character pieces of it
     (``gram + step - 1 == min_length``), so a text is looked up only at every ``step``-th
     position: any value of ``min_length`` or more characters in it spans one of those
-    positions with an indexed piece. A crawl's text is read five times faster than
-    position by position, for some 170 bytes per value held.
+    positions with an indexed piece, wherever its pieces start. A crawl's text is read five
+    times faster than position by position, for some 170 bytes per value held.
+
+    Values share prefixes (``postgres://app:``, a vendor's ``sk_live_``): each value's
+    pieces are taken where the index holds the fewest values already (`_window`), so no
+    piece gathers thousands of values that every add and every lookup would walk.
     """
 
     def __init__(self, min_length: int = DEFAULT_MIN_LENGTH) -> None:
@@ -66,7 +71,7 @@ class KnownValues:
         self.min_length = min_length
         self._gram = min_length // 2
         self._step = min_length - self._gram + 1
-        self._index: dict[str, str | tuple[str, ...]] = {}
+        self._index: dict[str, str | set[str]] = {}
         self._count = 0
 
     def __repr__(self) -> str:
@@ -89,15 +94,34 @@ class KnownValues:
         text = value.strip()
         self._count += 1
         for form in {value, text, json.dumps(text)[1:-1]}:
-            for offset in range(self._step):
+            start = self._window(form)
+            for offset in range(start, start + self._step):
                 piece = form[offset : offset + self._gram]
                 held = self._index.get(piece)
                 if held is None:
-                    self._index[piece] = form  # most pieces index one value: no tuple
+                    self._index[piece] = form  # most pieces index one value: no set
                 elif isinstance(held, str):
-                    self._index[piece] = (held, form) if held != form else held
-                elif form not in held:
-                    self._index[piece] = (*held, form)
+                    if held != form:
+                        self._index[piece] = {held, form}
+                else:
+                    held.add(form)
+
+    def _window(self, form: str) -> int:
+        """Where ``form``'s indexed pieces start: of a few starts from its first to its
+        last (``len - min_length``), the one whose pieces index the fewest values so far.
+        Any start in that range finds the value at every position of a text."""
+        last = len(form) - self.min_length
+        if last <= 0:
+            return 0
+        index, gram = self._index, self._gram
+
+        def crowd(start: int) -> int:
+            pieces = (index.get(form[o : o + gram]) for o in range(start, start + self._step))
+            return sum(
+                0 if held is None else 1 if isinstance(held, str) else len(held) for held in pieces
+            )
+
+        return min(sorted({last * n // (_STARTS - 1) for n in range(_STARTS)}), key=crowd)
 
     def clear(self) -> None:
         """Forget every value."""
@@ -112,8 +136,13 @@ class KnownValues:
         found: set[str] = set()
         for start in range(0, len(text) - gram + 1, self._step):
             held = index.get(text[start : start + gram])
-            if held is not None:
-                found.update(v for v in ((held,) if isinstance(held, str) else held) if v in text)
+            if held is None:
+                continue
+            if isinstance(held, str):
+                if held in text:
+                    found.add(held)
+            else:
+                found.update(v for v in held if v in text)
         if not found:
             return text
         ordered = sorted(found, key=len, reverse=True)

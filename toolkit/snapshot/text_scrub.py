@@ -32,7 +32,15 @@ from toolkit.snapshot.secret_names import credential_name, secret_name, secret_s
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["FORMS", "MASK", "REFERENCE_MARK", "Form", "scrub_text", "writes_credential"]
+__all__ = [
+    "FORMS",
+    "MASK",
+    "REFERENCE_MARK",
+    "Form",
+    "may_write_credential",
+    "scrub_text",
+    "writes_credential",
+]
 
 MASK = "***"
 REFERENCE_MARK = "\ue000"
@@ -231,6 +239,45 @@ FORMS: tuple[Form, ...] = (
 )
 """Every form the scrubber masks, applied in this order, each to what the one before left."""
 
+# The stems of every credential word and secret name (`credential_words.sql` holds the same):
+# `credential_name` reads `s_ig` as `sig`, so a `-` or `_` may stand between their letters.
+_STEMS = ("pass", "pwd", "token", "secret", "key", "sig", "auth", "credential", "jwt", "hmac")
+_COMMANDS = ("mysql", "mariadb", "sshpass", "redis-cli", "login", "sqlcmd", "bcp", "osql", "curl")
+_HINT = re.compile(
+    "|".join(
+        (
+            r"://[^/\s]*@",  # URL userinfo
+            r"(?:bearer|basic) ",  # a scheme and its credential
+            # a pair, a flag, a header or an option whose name holds a stem: the stem, the
+            # rest of the name, then a separator or a blank (the value follows)
+            "(?:" + "|".join("[-_]*".join(stem) for stem in _STEMS) + ")"
+            r"[^\s\"':=]*(?:[\"']?[ \t]*[:=]|[ \t])",
+            r"[?&]code[\"']?[ \t]*[:=]",  # Azure Functions' ?code=
+            # a command and, later on its line, one of its flags
+            "(?:" + "|".join(map(re.escape, _COMMANDS)) + r")[^\n]*[ \t]-",
+        )
+    ),
+    re.IGNORECASE,
+)
+"""Found in every text where one of :data:`FORMS` masks something (a necessary condition,
+not a sufficient one): a text without it is kept as it is without running the forms. Most
+platform text (names, images, commit messages) has none."""
+# The same, for ASCII text lowered first: six times faster than matching case-insensitively.
+# (Only ASCII: Unicode case folding matches the long s, U+017F, with `s`; lowering does not.)
+_HINT_LOWERED = re.compile(_HINT.pattern)
+
+
+def may_write_credential(text: str) -> bool:
+    """Whether ``text`` has what one of :data:`FORMS` needs to mask something; False proves
+    that none can (``tests/collect/test_collect_text_scrub.py`` holds it to that).
+
+    >>> [may_write_credential(t) for t in ("Bump dependencies", "exit code 1", "token=x1")]
+    [False, False, True]
+    """
+    if text.isascii():
+        return _HINT_LOWERED.search(text.lower()) is not None
+    return _HINT.search(text) is not None
+
 
 def scrub_text(text: str) -> str:
     """Free text without URL userinfo or credential values: each of :data:`FORMS` masked
@@ -246,6 +293,8 @@ def scrub_text(text: str) -> str:
     >>> scrub_text("./worker --api-key k3y --queue jobs -v")
     './worker --api-key *** --queue jobs -v'
     """
+    if not may_write_credential(text):
+        return text
     for form in FORMS:
         text = form.scrub(text)
     return text
@@ -272,6 +321,8 @@ def writes_credential(text: str) -> bool:
     def written(part: str) -> bool:
         return any(c.isalnum() for c in part)  # REFERENCE_MARK is none
 
+    if not may_write_credential(text):
+        return False
     for form in FORMS:  # each form reads what the forms before it left, as scrub_text does
         if any(form.judge(m) and written(form.written(m)) for m in form.pattern.finditer(text)):
             return True
