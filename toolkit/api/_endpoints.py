@@ -80,7 +80,8 @@ CATALOGUE: Mapping[str, Endpoint] = MappingProxyType(
         )
     }
 )
-"""Every endpoint by name. Spec part 4, api-facts.md, and the simulator's `/api_keys/list`."""
+"""Every endpoint by name: spec part 4, docs/spec/api-facts.md, and the simulator's
+`/api_keys/list`."""
 
 
 def _spellings() -> dict[str, str]:

@@ -92,7 +92,7 @@ def require_ids(**ids: str) -> dict[str, str]:
 
 
 def check_per_page(per_page: object) -> int:
-    """`per_page` must be an int from 1 to 100 (api-facts.md)."""
+    """`per_page` must be an int from 1 to 100 (docs/spec/api-facts.md)."""
     if isinstance(per_page, bool) or not isinstance(per_page, int) or not 1 <= per_page <= 100:
         raise InvalidRequest("per_page", f"must be an integer from 1 to 100, got {_show(per_page)}")
     return per_page

@@ -41,7 +41,7 @@ PRODUCT_WORDS: Mapping[str, str] = MappingProxyType(
         "supabase": "backend",
     }
 )
-"""Product word on a real server -> the specification's neutral word (api-facts.md).
+"""Product word on a real server -> the specification's neutral word (docs/spec/api-facts.md).
 
 A field name is renamed word by word (`docker_builder_dockerfile_path` ->
 `container_builder_dockerfile_path`); the value of an enumerated field likewise, its words
@@ -82,7 +82,7 @@ _NESTED: Mapping[str, Mapping[str, str]] = {
 KINDS: frozenset[str] = frozenset(ENDPOINT_KINDS.values()) | {"service_config"}
 """The record kinds a `[fields.KIND]` table may name."""
 
-# Where a real server's shape differs beyond the product words (api-facts.md, "The real
+# Where a real server's shape differs beyond the product words (docs/spec/api-facts.md, "The real
 # platform"): the server's member -> the specification's, per kind.
 _SHAPES: Mapping[str, Mapping[str, str]] = {
     "replica_health": {"expected_instances": "expected_replicas", "instances": "replicas"},

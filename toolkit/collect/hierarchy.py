@@ -1,6 +1,6 @@
 """Teams, projects and environments: the hierarchy every other collector hangs from.
 
-Their record shapes are not shown by the specification (api-facts.md assumes `id`, `name`,
+Their record shapes are not shown by the specification (docs/spec/api-facts.md assumes `id`, `name`,
 `description`, `created_at` and the parent ids); everything else is kept in `extra`.
 
 >>> from toolkit.api import PlatformClient                     # doctest: +SKIP

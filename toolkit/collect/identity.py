@@ -1,7 +1,7 @@
 """Who a credential is: ``/users/me`` parsed leniently.
 
-The shape of ``/users/me`` is an assumption (``api-facts.md``), so the parser never guesses:
-what it cannot read it reports in ``problems``, and the audit says so plainly instead of
+The shape of ``/users/me`` is an assumption (``docs/spec/api-facts.md``), so the parser never
+guesses: what it cannot read it reports in ``problems``, and the audit says so plainly instead of
 crashing. Example::
 
     identity = parse_identity(client.me())
