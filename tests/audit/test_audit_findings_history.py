@@ -149,3 +149,46 @@ def test_notebook_views_show_findings_over_time(tmp_path: Path) -> None:
     )
     counts = [n for _, n in over_time.fetchall()]
     assert len(counts) == 3 and all(n > 0 for n in counts)
+
+
+def test_a_judgement_is_hashed_by_columns_not_row_by_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hashing each row's JSON cost more than judging a new snapshot: the writer hashes
+    columns, in any row order, and still sees one changed value."""
+    import toolkit.snapshot.findings_history as history_table
+
+    def per_row(*_: object) -> bytes:
+        raise AssertionError("a judgement was hashed row by row")
+
+    monkeypatch.setattr(history_table, "row_digests", per_row)
+    store, _ = _three_days(tmp_path)
+    run_audit(store, checks=engine_catalogue())
+    rows = store._read("check_results").slice(0, 5).drop_columns(["snapshot_at"])
+    at = store.snapshots()[0].snapshot_at
+    written = history_table.judgement_hash(rows, "s", at)
+    assert written.startswith(history_table.HASH_TAG)
+    assert history_table.judgement_hash(rows.take([4, 3, 2, 1, 0]), "s", at) == written
+    changed = rows.set_column(
+        rows.schema.get_field_index("reason"), "reason", pc.utf8_upper(rows.column("reason"))
+    )
+    assert history_table.judgement_hash(changed, "s", at) != written
+
+
+def test_runs_hashed_row_by_row_by_an_older_toolkit_still_verify(tmp_path: Path) -> None:
+    import toolkit.snapshot.findings_history as history_table
+
+    store, _ = _three_days(tmp_path)
+    run_audit(store, checks=engine_catalogue())
+    runs, results = store._read("check_runs"), store._read("check_results")
+    older = []
+    for run in runs.to_pylist():
+        mine = results.filter(history_table._run_filter(run))
+        older.append(history_table._row_json_hash(mine, run["snapshot_id"], run["snapshot_at"]))
+    index = runs.schema.get_field_index("content_hash")
+    store._overwrite("check_runs", runs.set_column(index, runs.schema.field(index), [older]))
+    assert store.verify().ok
+    status = results.schema.get_field_index("status")
+    hidden = pc.if_else(pc.equal(results.column("status"), "alarm"), "ok", results.column(status))
+    store._overwrite("check_results", results.set_column(status, "status", hidden))
+    assert not store.verify().ok
