@@ -77,24 +77,26 @@ def judgement_hash(rows: pa.Table, snapshot_id: str, snapshot_at: datetime) -> s
     """SHA-256 over one judgement's ``check_results`` rows, whatever their order, tagged
     :data:`HASH_TAG` (a run written before the tag is checked by :func:`_row_json_hash`).
 
-    Vectorised: the rows are sorted, then each column (by name; the snapshot's columns are
-    the header) is hashed as its values' byte lengths (-1 for null) and their bytes, so a
-    judgement of thousands of rows costs milliseconds, not a JSON text per row."""
+    Vectorised: each row's values (the snapshot's are the header), joined in column-name
+    order, are sorted; the hash reads that text and, per column, each value's byte length
+    (-1 for null, so no text can pass for another split or a null). A judgement of
+    thousands of rows costs milliseconds, not a JSON text per row."""
     names = sorted(n for n in rows.column_names if n not in (SNAPSHOT_ID, SNAPSHOT_AT))
-    texts = {n: pc.cast(rows.column(n), pa.string()) for n in names}
-    ordered = pa.table(texts).sort_by([(n, "ascending") for n in names]) if names else None
-    digest = hashlib.sha256(
-        f"{snapshot_id}\x1f{snapshot_at.isoformat()}\x1f{rows.num_rows}".encode()
-    )
-    for name in names if ordered is not None else ():
-        column = ordered.column(name).combine_chunks()  # type: ignore[union-attr]
-        lengths = pc.fill_null(pc.binary_length(column), -1).to_numpy(zero_copy_only=False)
-        digest.update(b"\x1e" + name.encode() + b"\x1f" + lengths.astype("<i8").tobytes())
-        filled = pc.fill_null(column, "")  # a fresh array: a null's slot holds no bytes
-        _, offsets, data = filled.buffers()
-        ends = np.frombuffer(offsets, "<i4")[filled.offset : filled.offset + len(filled) + 1]
-        if data is not None and len(ends):
-            digest.update(memoryview(data)[int(ends[0]) : int(ends[-1])])
+    header = f"{snapshot_id}\x1f{snapshot_at.isoformat()}\x1f{rows.num_rows}\x1f{names}"
+    digest = hashlib.sha256(header.encode())
+    if not names or not rows.num_rows:
+        return HASH_TAG + digest.hexdigest()
+    texts = [pc.cast(rows.column(n), pa.string()).combine_chunks() for n in names]
+    joined = pc.binary_join_element_wise(*(pc.fill_null(t, "") for t in texts), "\x1f")
+    order = pc.sort_indices(joined)
+    for text in texts:
+        lengths = pc.fill_null(pc.binary_length(text), -1).take(order)
+        digest.update(lengths.to_numpy(zero_copy_only=False).astype("<i8").tobytes())
+    ordered = joined.take(order)
+    _, offsets, data = ordered.buffers()
+    ends = np.frombuffer(offsets, "<i4")[ordered.offset : ordered.offset + len(ordered) + 1]
+    if data is not None:
+        digest.update(memoryview(data)[int(ends[0]) : int(ends[-1])])
     return HASH_TAG + digest.hexdigest()
 
 
