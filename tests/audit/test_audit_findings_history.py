@@ -192,3 +192,50 @@ def test_runs_hashed_row_by_row_by_an_older_toolkit_still_verify(tmp_path: Path)
     hidden = pc.if_else(pc.equal(results.column("status"), "alarm"), "ok", results.column(status))
     store._overwrite("check_results", results.set_column(status, "status", hidden))
     assert not store.verify().ok
+
+
+def test_a_new_snapshot_makes_views_only_for_the_checks_on_each_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Making a derived view binds it: the store's connection, where only the checks that
+    read the whole history run once the rest is judged, gets only their views."""
+    from toolkit.audit.check_run import DerivedViews, schema_views
+
+    fixture = history()
+    store = write_store(tmp_path / "store", fixture)
+    checks = Catalogue.load()
+    run_audit(store, checks=checks)
+    write_store(
+        tmp_path / "store",
+        {"snapshots": [{**fixture["snapshots"][-1], "at": "2026-01-05T00:00:00Z"}]},
+    )
+    opened = record_connections(monkeypatch)
+    run_audit(store, checks=checks)
+    main = opened[0][1]  # the other one is closed: its checks ran, and found as before
+    derived = DerivedViews()
+    whole = [s.sql for s in checks.specs if s.history == "all"]
+    alone = [s.sql for s in checks.specs if s.history != "all"]
+    names = lambda sqls: {n for v in derived.files_read(sqls) for n in v.created}  # noqa: E731
+    assert schema_views(main) & names(alone + whole) == names(whole)
+
+
+def test_the_rows_just_appended_are_read_from_memory_not_from_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, day4 = _three_days(tmp_path)
+    checks = engine_catalogue()
+    run_audit(store, checks=checks)
+    write_store(tmp_path / "store", {"snapshots": [day4]})
+    opened: list[str] = []
+    real = Store._source
+
+    def source(self: Store, name: str, snapshot_ids: object = None) -> object:
+        if name == "check_results" and snapshot_ids is None:
+            opened.append(name)
+        return real(self, name, snapshot_ids)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "_source", source)
+    result = run_audit(store, checks=checks)
+    assert result.judged and opened == ["check_results"]  # once, before the judging
+    monkeypatch.undo()
+    assert _findings(run_audit(store, checks=checks).findings) == _findings(result.findings)
