@@ -100,6 +100,9 @@ def main() -> None:
         figures["new_snapshot_growth_ratio"] = round(
             figures["new_snapshot_s"] / against["new_snapshot_s"], 2
         )
+        figures["new_snapshot_growth_ratio_cpu"] = round(
+            figures["new_snapshot_cpu_s"] / against["new_snapshot_cpu_s"], 2
+        )
     figures = {"services": args.services, "snapshots": args.snapshots, "build_s": build_s,
                "store": str(store_dir.relative_to(ROOT)), **figures,
                "load_average_1m_before": load}  # fmt: skip
@@ -294,18 +297,21 @@ def measure(folder: Path, say: Callable[[str], None], pandas: bool = True) -> di
         say(f"{len(catalogue.specs)} checks; judging the whole store...")
         first, first_s, _ = _timed(lambda: run_audit(store, checks=catalogue))
         newest = store.snapshots()[-1].snapshot_id
-        new_runs, latest_runs = [], []
+        new_runs, latest_runs, new_cpu, latest_cpu = [], [], [], []
         for _ in range(FULL_RUNS):
             remove_findings(store, [newest])  # as if it had just been committed
-            full, seconds, _ = _timed(lambda: run_audit(store, checks=catalogue))
+            full, seconds, used = _timed(lambda: run_audit(store, checks=catalogue))
             if full.judged != {spec.id: 1 for spec in catalogue.specs}:
                 raise SystemExit(f"the audit judged {full.judged}, not the newest snapshot alone")
             if _findings(full) != _findings(first):
                 raise SystemExit("the audit after a new snapshot found otherwise than the first")
             new_runs.append(seconds)
-            _, seconds, _ = _timed(lambda: run_audit(store, checks=catalogue, latest_only=True))
+            new_cpu.append(used[0])
+            _, seconds, used = _timed(lambda: run_audit(store, checks=catalogue, latest_only=True))
             latest_runs.append(seconds)
+            latest_cpu.append(used[0])
         new_s, latest_s = statistics.median(new_runs), statistics.median(latest_runs)
+        new_cpu_s, latest_cpu_s = statistics.median(new_cpu), statistics.median(latest_cpu)
         say(f"new snapshot + full audit {new_s:.2f} s; latest only {latest_s:.2f} s")
         history = sum(
             p.stat().st_size
@@ -324,6 +330,10 @@ def measure(folder: Path, say: Callable[[str], None], pandas: bool = True) -> di
             "latest_only_s": round(latest_s, 2),
             "latest_only_runs_s": [round(seconds, 2) for seconds in latest_runs],
             "new_snapshot_vs_latest_only": round(new_s / latest_s, 2),
+            # CPU seconds (all threads): steadier than wall time when other processes load the box
+            "new_snapshot_cpu_s": round(new_cpu_s, 2),
+            "latest_only_cpu_s": round(latest_cpu_s, 2),
+            "new_snapshot_vs_latest_only_cpu": round(new_cpu_s / latest_cpu_s, 2),
             "findings_history_mb": round(history / 2**20, 1),
             "store_mb": round(whole / 2**20, 1),
         }
