@@ -149,3 +149,93 @@ def test_notebook_views_show_findings_over_time(tmp_path: Path) -> None:
     )
     counts = [n for _, n in over_time.fetchall()]
     assert len(counts) == 3 and all(n > 0 for n in counts)
+
+
+def test_a_judgement_is_hashed_by_columns_not_row_by_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hashing each row's JSON cost more than judging a new snapshot: the writer hashes
+    columns, in any row order, and still sees one changed value."""
+    import toolkit.snapshot.findings_history as history_table
+
+    def per_row(*_: object) -> bytes:
+        raise AssertionError("a judgement was hashed row by row")
+
+    monkeypatch.setattr(history_table, "row_digests", per_row)
+    store, _ = _three_days(tmp_path)
+    run_audit(store, checks=engine_catalogue())
+    rows = store._read("check_results").slice(0, 5).drop_columns(["snapshot_at"])
+    at = store.snapshots()[0].snapshot_at
+    written = history_table.judgement_hash(rows, "s", at)
+    assert written.startswith(history_table.HASH_TAG)
+    assert history_table.judgement_hash(rows.take([4, 3, 2, 1, 0]), "s", at) == written
+    changed = rows.set_column(
+        rows.schema.get_field_index("reason"), "reason", pc.utf8_upper(rows.column("reason"))
+    )
+    assert history_table.judgement_hash(changed, "s", at) != written
+
+
+def test_runs_hashed_row_by_row_by_an_older_toolkit_still_verify(tmp_path: Path) -> None:
+    import toolkit.snapshot.findings_history as history_table
+
+    store, _ = _three_days(tmp_path)
+    run_audit(store, checks=engine_catalogue())
+    runs, results = store._read("check_runs"), store._read("check_results")
+    older = []
+    for run in runs.to_pylist():
+        mine = results.filter(history_table._run_filter(run))
+        older.append(history_table._row_json_hash(mine, run["snapshot_id"], run["snapshot_at"]))
+    index = runs.schema.get_field_index("content_hash")
+    store._overwrite("check_runs", runs.set_column(index, runs.schema.field(index), [older]))
+    assert store.verify().ok
+    status = results.schema.get_field_index("status")
+    hidden = pc.if_else(pc.equal(results.column("status"), "alarm"), "ok", results.column(status))
+    store._overwrite("check_results", results.set_column(status, "status", hidden))
+    assert not store.verify().ok
+
+
+def test_a_new_snapshot_makes_views_only_for_the_checks_on_each_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Making a derived view binds it: the store's connection, where only the checks that
+    read the whole history run once the rest is judged, gets only their views."""
+    from toolkit.audit.check_run import DerivedViews, schema_views
+
+    fixture = history()
+    store = write_store(tmp_path / "store", fixture)
+    checks = Catalogue.load()
+    run_audit(store, checks=checks)
+    write_store(
+        tmp_path / "store",
+        {"snapshots": [{**fixture["snapshots"][-1], "at": "2026-01-05T00:00:00Z"}]},
+    )
+    opened = record_connections(monkeypatch)
+    run_audit(store, checks=checks)
+    main = opened[0][1]  # the other one is closed: its checks ran, and found as before
+    derived = DerivedViews()
+    whole = [s.sql for s in checks.specs if s.history == "all"]
+    alone = [s.sql for s in checks.specs if s.history != "all"]
+    names = lambda sqls: {n for v in derived.files_read(sqls) for n in v.created}  # noqa: E731
+    assert schema_views(main) & names(alone + whole) == names(whole)
+
+
+def test_the_rows_just_appended_are_read_from_memory_not_from_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, day4 = _three_days(tmp_path)
+    checks = engine_catalogue()
+    run_audit(store, checks=checks)
+    write_store(tmp_path / "store", {"snapshots": [day4]})
+    opened: list[str] = []
+    real = Store._source
+
+    def source(self: Store, name: str, snapshot_ids: object = None) -> object:
+        if name == "check_results" and snapshot_ids is None:
+            opened.append(name)
+        return real(self, name, snapshot_ids)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "_source", source)
+    result = run_audit(store, checks=checks)
+    assert result.judged and opened == ["check_results"]  # once, before the judging
+    monkeypatch.undo()
+    assert _findings(run_audit(store, checks=checks).findings) == _findings(result.findings)

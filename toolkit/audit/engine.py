@@ -133,7 +133,7 @@ def run_audit(
             source, production, asked.latest_only, asked.snapshot, asked.compare_to
         )
         con = history.con
-        _prepare(con, source, catalogue, production)
+        _prepare(con, source, catalogue, production, asked.latest_only)
         committed = committed_snapshots(con)
         target, compare = select_snapshots(committed, asked.snapshot, asked.compare_to)
         read = reach(committed, target, compare) if asked.latest_only else None
@@ -166,11 +166,12 @@ def _lifecycle(
     read_ids = [s.snapshot_id for s in read] if read is not None else None
     con.register("audit_checks", _checks_table(catalogue.specs))
     con.register("audit_blind", blind)
+    last_observed = sorted(set(_last_observed(blind, committed, compare).values()))
     build_positions(con, read_ids, target.seq)
-    build_rows(con, [*kept, *partial])
+    build_rows(con, [*kept, *partial], last_observed)
     build_judged(con)
     build_unobserved(con)
-    build_names(con, [*kept, *sorted(set(_last_observed(blind, committed, compare).values()))])
+    build_names(con, [*kept, *last_observed])
     findings_table(con, target.seq, compare.seq if compare else None)
     findings, report = apply_waivers(con, waivers, asked.today or datetime.now(UTC).date())
     times = query_frame(
@@ -204,7 +205,7 @@ def _details(con: duckdb.DuckDBPyConnection, kept: Sequence[str]) -> pa.Table:
     """The full rows of the judged and compared snapshots, as text."""
     columns = ", ".join(["check_id", *OUTPUT_COLUMNS])
     table = con.sql(
-        f"select {columns} from audit_results where list_contains($kept, snapshot_id)",  # noqa: S608 - declared names
+        f"select {columns} from audit_text where list_contains($kept, snapshot_id)",  # noqa: S608 - declared names
         params={"kept": list(kept)},
     ).to_arrow_table()
     schema = pa.schema([(name, pa.string()) for name in table.column_names])
@@ -230,14 +231,17 @@ def _prepare(
     source: Store | duckdb.DuckDBPyConnection,
     catalogue: Catalogue,
     production: str | None,
+    latest_only: bool,
 ) -> None:
     """Set the production pattern and give the connection the derived views the checks
     read; confine a connection of ours to the store's files, and leave a caller's
-    connection otherwise as it is."""
+    connection otherwise as it is. A store's full-history audit makes its views as it
+    judges (:func:`toolkit.audit.judge.judge`): only the checks that run on it need them."""
     if isinstance(source, Store):
         set_production(con, production)
         confine(con, source.url)
-        install_views(con, checks=catalogue.specs)
+        if latest_only:
+            install_views(con, checks=catalogue.specs)
     else:
         ensure_views(con, production=production, checks=catalogue.specs)
 

@@ -34,7 +34,6 @@ from toolkit.snapshot import Store
 from toolkit.snapshot.findings_history import append_judgement
 from toolkit.snapshot.views import (
     VISIBLE_STATUSES,
-    attach_findings,
     connect,
     store_read_failure,
     store_unreadable,
@@ -134,12 +133,13 @@ class History:
             return
         wanted = unjudged(checks, [s.snapshot_id for s in committed], judged_pairs(self.con))
         with _progress(wanted) as tick:
-            fresh = judge(self.con, checks, wanted, committed, self._opener(catalogue.specs), tick)
+            fresh = judge(self.con, checks, wanted, committed, self._opener(), tick)
         self.judged = {check: len(ids) for check, ids in wanted.items()}
-        if wanted and self._store is not None and self._kept(fresh, wanted, checks, committed):
-            self._register(None, with_history=True)
-        else:
-            self._register(fresh if wanted else None, with_history=True)
+        if wanted and self._store is not None:
+            self._kept(fresh, wanted, checks, committed)
+        # the connection's history is the one read before the judging, without the rows
+        # just appended: they are read from memory, not from the files they went to
+        self._register(fresh if wanted else None, with_history=True)
 
     def _kept(
         self,
@@ -170,7 +170,6 @@ class History:
                 f"{len(judged)} check-snapshot pair(s) in memory and the next one judges them again"
             )
             return False
-        attach_findings(self.con, store)
         return True
 
     def _register(self, fresh: pa.Table | None, *, with_history: bool) -> None:
@@ -195,15 +194,16 @@ class History:
         )
 
     def _opener(
-        self, specs: Sequence[CheckSpec]
-    ) -> Callable[[Sequence[str]], duckdb.DuckDBPyConnection] | None:
+        self,
+    ) -> Callable[[Sequence[str], Sequence[CheckSpec]], duckdb.DuckDBPyConnection] | None:
         """What opens a connection of some snapshots' files alone, prepared as the
-        audit's (None for a caller's connection)."""
+        audit's with the derived views of the checks given (None for a caller's
+        connection)."""
         store, rows, production = self._store, self._rows, self._production
         if store is None or rows is None:
             return None
 
-        def opened(ids: Sequence[str]) -> duckdb.DuckDBPyConnection:
+        def opened(ids: Sequence[str], specs: Sequence[CheckSpec]) -> duckdb.DuckDBPyConnection:
             own = connect(store, ids, rows)
             try:
                 set_production(own, production)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from toolkit.audit.check_file import OUTPUT_COLUMNS, STATUSES
 from toolkit.audit.check_run import (
     DerivedViews,
+    install_views,
     nested_arrow,
     production_pattern,
     require_shape,
@@ -116,7 +117,7 @@ def judge(
     checks: Sequence[Versioned],
     wanted: Mapping[str, Sequence[str]],
     committed: Sequence[SnapshotRef],
-    opener: Callable[[Sequence[str]], duckdb.DuckDBPyConnection] | None = None,
+    opener: Callable[[Sequence[str], Sequence[CheckSpec]], duckdb.DuckDBPyConnection] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> pa.Table:
     """The rows (:data:`RESULTS`) of each check of ``checks`` for the snapshots ``wanted``
@@ -129,49 +130,69 @@ def judge(
         return RESULTS.empty_table()
     production = production_pattern(con)
     at = {s.snapshot_id: s.snapshot_at for s in committed}
-    with ExitStack() as stack:
-        places = _Places(con, committed, opener, stack)
-        where = [places.connection(check, ids) for check, ids in jobs]
-        with ThreadPoolExecutor(CHECK_WORKERS, thread_name_prefix="audit-check") as pool:
-            futures = [
-                pool.submit(_judge_one, place, check, ids, production, at)
-                for place, (check, ids) in zip(where, jobs, strict=True)
-            ]
-            tables = []
-            for future, (check, _) in zip(futures, jobs, strict=True):
-                tables.append(future.result())
-                if progress is not None:
-                    progress(check.spec.id)
+    keys = [_files_read(check, ids, committed, opener) for check, ids in jobs]
+    groups: dict[tuple[str, ...] | None, list[int]] = {}
+    for n, key in enumerate(keys):
+        groups.setdefault(key, []).append(n)
+    futures: dict[int, Future[pa.Table]] = {}
+    with (
+        ExitStack() as stack,
+        ThreadPoolExecutor(CHECK_WORKERS, thread_name_prefix="audit-check") as pool,
+    ):
+        # the checks on the audit's connection first: they run while the others' opens
+        for key in sorted(groups, key=lambda k: k is not None):
+            chosen = [jobs[n][0].spec for n in groups[key]]
+            place = _place(con, key, chosen, opener, stack)
+            for n in groups[key]:
+                check, ids = jobs[n]
+                futures[n] = pool.submit(_judge_one, place, check, ids, production, at)
+        tables = []
+        for n, (check, _) in enumerate(jobs):
+            tables.append(futures[n].result())
+            if progress is not None:
+                progress(check.spec.id)
     return pa.concat_tables(tables)
 
 
-class _Places:
-    """Where each check runs: ``con``, or a connection of a few snapshots' files."""
+def _place(
+    con: duckdb.DuckDBPyConnection,
+    key: tuple[str, ...] | None,
+    specs: Sequence[CheckSpec],
+    opener: Callable[[Sequence[str], Sequence[CheckSpec]], duckdb.DuckDBPyConnection] | None,
+    stack: ExitStack,
+) -> duckdb.DuckDBPyConnection:
+    """Where the checks ``specs`` run: ``con`` (``key`` None), or the connection ``opener``
+    gives of the ``key`` snapshots' files with their derived views (closed with ``stack``).
+    With an ``opener`` (a store's), ``con`` is given the views of the checks that run on
+    it here: an audit that judges one new snapshot makes the views of the few checks that
+    read the whole history there, not of all of them."""
+    if key is None:
+        if opener is not None:
+            install_views(con, checks=specs)
+        return con
+    assert opener is not None  # _files_read gives a key only with one
+    own = opener(key, specs)
+    stack.callback(own.close)
+    return own
 
-    def __init__(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        committed: Sequence[SnapshotRef],
-        opener: Callable[[Sequence[str]], duckdb.DuckDBPyConnection] | None,
-        stack: ExitStack,
-    ) -> None:
-        self._con, self._opener, self._stack = con, opener, stack
-        self._order = [s.snapshot_id for s in committed]
-        self._opened: dict[tuple[str, ...], duckdb.DuckDBPyConnection] = {}
 
-    def connection(self, check: Versioned, ids: Sequence[str]) -> duckdb.DuckDBPyConnection:
-        if self._opener is None or check.spec.history == "all":
-            return self._con
-        place = {n: i for i, n in enumerate(self._order)}
-        read = set(ids) | {self._order[place[i] - 1] for i in ids if place.get(i, 0) > 0}
-        if 2 * len(read) >= len(self._order):
-            return self._con
-        key = tuple(i for i in self._order if i in read)
-        if key not in self._opened:
-            opened = self._opener(key)
-            self._stack.callback(opened.close)
-            self._opened[key] = opened
-        return self._opened[key]
+def _files_read(
+    check: Versioned,
+    ids: Sequence[str],
+    committed: Sequence[SnapshotRef],
+    opener: object | None,
+) -> tuple[str, ...] | None:
+    """The snapshots whose files a connection of its own would open for ``check`` judging
+    ``ids`` (those and the one before each), or None when it runs on the audit's: a
+    ``history: all`` check, or one judging half of ``committed`` or more."""
+    if opener is None or check.spec.history == "all":
+        return None
+    order = [s.snapshot_id for s in committed]
+    place = {n: i for i, n in enumerate(order)}
+    read = set(ids) | {order[place[i] - 1] for i in ids if place.get(i, 0) > 0}
+    if 2 * len(read) >= len(order):
+        return None
+    return tuple(i for i in order if i in read)
 
 
 def _judge_one(

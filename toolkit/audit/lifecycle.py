@@ -49,13 +49,23 @@ __all__ = [
 STATES = ("new", "regressed", "open", "resolved")
 
 # The rows the lifecycle reads (audit_results: the findings history of the audit's check
-# versions, or a judging of its own): every row that is not ok, and every row of the
-# snapshots whose ok rows say something (the judged and compared ones, and the partial
-# ones, where a finding with no row was not observed). An ok row elsewhere changes no
-# state, first or last seen, or resolve time.
+# versions, or a judging of its own), each read once: every row of the snapshots whose rows
+# describe findings ($described: the judged and compared ones, the partial ones and those
+# that last observed a finding) whole, as audit_text; and of the others, the rows that are
+# not ok, four columns each. audit_rows: every row that is not ok, and every row of the
+# snapshots whose ok rows say something ($observed: the judged and compared ones, and the
+# partial ones, where a finding with no row was not observed). An ok row elsewhere changes
+# no state, first or last seen, or resolve time.
+_TEXT_SQL = """
+create or replace temp table audit_text as
+select * from audit_results where list_contains($described, snapshot_id)
+"""
 _ROWS_SQL = """
 create or replace temp table audit_rows as
 select check_id, snapshot_id, resource_id, status from audit_results
+where status <> 'ok' and not list_contains($described, snapshot_id)
+union all
+select check_id, snapshot_id, resource_id, status from audit_text
 where status <> 'ok' or list_contains($observed, snapshot_id)
 """
 
@@ -162,7 +172,7 @@ described as (  -- the finding's alarming row (else an ok one) in its snapshot
     select f.*, d.resource_type, d.resource_name, d.team_id, d.project_id, d.environment_id,
         d.service_id, d.reason, d.evidence
     from stated f
-    join audit_results d using (check_id, resource_id, snapshot_id)
+    join audit_text d using (check_id, resource_id, snapshot_id)
     qualify row_number() over (
         partition by f.check_id, f.resource_id
         order by (d.status = 'alarm') desc, d.reason, d.evidence
@@ -294,10 +304,17 @@ where j.unknown
 """
 
 
-def build_rows(con: duckdb.DuckDBPyConnection, observed: Sequence[str]) -> None:
-    """``audit_rows``: the rows of ``audit_results`` the lifecycle reads (every row that is
-    not ok, and every row of the ``observed`` snapshots: judged, compared and partial)."""
-    con.execute(_ROWS_SQL, {"observed": list(observed)})
+def build_rows(
+    con: duckdb.DuckDBPyConnection, observed: Sequence[str], described: Sequence[str]
+) -> None:
+    """``audit_text``: every row of ``audit_results`` in the ``described`` snapshots (those
+    whose rows describe findings: ``observed`` and the snapshots that last observed one);
+    ``audit_rows``: the rows the lifecycle reads (every row that is not ok, and every row
+    of the ``observed`` snapshots: judged, compared and partial). The history is read once
+    for each, with only the columns and rows they keep."""
+    params = {"observed": list(observed), "described": sorted({*observed, *described})}
+    con.execute(_TEXT_SQL, {"described": params["described"]})
+    con.execute(_ROWS_SQL, params)
 
 
 def build_positions(

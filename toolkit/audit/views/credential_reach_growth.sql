@@ -23,17 +23,24 @@ pairs as (  -- few rows (keys x snapshots): the self-join costs nothing
     from keys c left join keys b on b.name = c.name and b.seq < c.seq
     group by all
 ),
+compared as (  -- the keys compared, and the snapshots whose reach that needs
+    select * from pairs where known and base_id is not null
+),
+reach as materialized (  -- each snapshot's reach once, for both sides of the comparison
+    select * from credential_reach
+    where snapshot_id in (select snapshot_id from compared union select base_id from compared)
+),
 now_reach as (  -- rights on resources that already existed then: new ones are not growth
     select r.credential_name, r.snapshot_id, r.resource_id,
         r.can_read_config::int + r.can_read_values::int + r.can_delete::int
             > coalesce(p.can_read_config::int + p.can_read_values::int + p.can_delete::int, 0)
             as gained
-    from pairs c
-    join credential_reach r on r.snapshot_id = c.snapshot_id and r.credential_name = c.name
+    from compared c
+    join reach r on r.snapshot_id = c.snapshot_id and r.credential_name = c.name
     join all_resources a on a.snapshot_id = c.base_id and a.resource_id = r.resource_id
-    left join credential_reach p on p.snapshot_id = c.base_id
+    left join reach p on p.snapshot_id = c.base_id
         and p.credential_name = r.credential_name and p.resource_id = r.resource_id
-    where c.known and c.base_id is not null and not r.navigable_only
+    where not r.navigable_only
 )
 select c.snapshot_id, c.name, c.role, c.access, c.was_there, c.known, c.inventory_complete,
     c.incomplete_because, c.base_id as compared_with, c.base_at as compared_at,
