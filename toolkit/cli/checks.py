@@ -65,8 +65,10 @@ def checks_command(
     skip: SkipOpt = None,
     framework: FrameworkOpt = None,
 ) -> None:
-    """List the checks an audit runs: id, severity, area, title and thresholds; with
-    --framework, a framework's requirements and the checks that are evidence for each."""
+    """List the checks an audit runs: id, severity, area, title and thresholds.
+
+    With --framework, a framework's requirements and the checks that are evidence for each.
+    """
     from toolkit.audit.frameworks import known_check_ids, read_framework
 
     table_or_json(format)
