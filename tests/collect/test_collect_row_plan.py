@@ -16,10 +16,12 @@ import pytest
 from collect_world import crawl_world
 
 from toolkit.collect import aliases as aliases_module
+from toolkit.collect import row_plan
 from toolkit.collect.aliases import FieldAliases
 from toolkit.collect.conform import Conformer, Owner
 from toolkit.sim import Simulator, SimulatorServer
 from toolkit.snapshot import column_masking
+from toolkit.snapshot.schema import Kind
 
 SECRET = "CANARYdeadbeefdeadbeef"
 
@@ -147,3 +149,20 @@ def test_field_names_are_worked_out_once_per_shape(monkeypatch: pytest.MonkeyPat
     assert aliases.normalise("services.list", both) == both
     assert aliases.normalise("services.list", real[:1]) == spec[:1]
     assert calls["kubernetes_name"] == 2 and calls["runtime_name"] == 2
+
+
+def test_what_is_remembered_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that never repeats a string or a shape cannot grow the plans without end."""
+    monkeypatch.setattr(row_plan, "_KEPT_LIMIT", 3)
+    monkeypatch.setattr(row_plan, "_SHAPES_LIMIT", 2)
+    remembering = row_plan._remembering(column_masking.masker(Kind.NAME))
+    assert remembering is not None
+    kept, masked = remembering
+    for i in range(10):
+        assert masked(f"name{i}") == f"name{i}"
+        assert len(kept) <= 3
+    plans = row_plan._plans("teams")
+    shapes = [{"id": "t", "name": name, "created_at": None} for name in ("a", None, 4, 2.5)]
+    for values in shapes:
+        Conformer("teams.list", Owner()).row("teams", values)
+        assert len(plans.plans) <= 2

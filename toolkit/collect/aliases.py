@@ -79,6 +79,7 @@ _NESTED: Mapping[str, Mapping[str, str]] = {
     "service_config": {"volumes": "volumes"},
     "replica_health": {"replicas": "replicas"},
 }
+_NESTED_ITEMS = {kind: tuple(members.items()) for kind, members in _NESTED.items()}
 KINDS: frozenset[str] = frozenset(ENDPOINT_KINDS.values()) | {"service_config"}
 """The record kinds a `[fields.KIND]` table may name."""
 
@@ -168,7 +169,7 @@ class FieldAliases:
             value = out.get(field)
             if isinstance(value, str):
                 out[field] = _neutral_value(value)
-        for member, member_kind in _NESTED.get(kind, {}).items():
+        for member, member_kind in _NESTED_ITEMS.get(kind, ()):
             value = out.get(member)
             if isinstance(value, dict):
                 out[member] = self.record(member_kind, value)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from toolkit.snapshot.column_masking import Rule, masker
-from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
+from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID, Kind
 from toolkit.snapshot.schema_tables import TABLES
 
 if TYPE_CHECKING:
@@ -42,10 +42,11 @@ WRONG = object()
 Convert = Callable[[Any], Any]
 Column = tuple[str, type | None, Convert, bool]
 """(name, exact Python type or None, converter, nullable) of a declared column."""
-_Steps = tuple[tuple[int, Convert], ...]
+_Masked = tuple[int, set[str], Rule]
+_Converted = tuple[int, Convert]
 
 _SHAPES_LIMIT = 1_024  # plans kept per table; a server changing shapes forever starts over
-_KEPT_LIMIT = 65_536  # unchanged strings remembered per masking rule
+_KEPT_LIMIT = 4_096  # unchanged strings remembered per masking rule
 _KEPT_LENGTH = 128  # longer strings (free text) are not remembered
 
 
@@ -63,7 +64,7 @@ def columns(table: str) -> tuple[tuple[Column, ...], frozenset[str]]:
         (
             column.name,
             None if masker(column.kind) is not None else _exact_type(column.type),
-            _converter(column.type, mask=_remembering(masker(column.kind))),
+            _converter(column.type, mask=_rule(column.kind)),
             column.nullable,
         )
         for column in declared.columns
@@ -72,8 +73,23 @@ def columns(table: str) -> tuple[tuple[Column, ...], frozenset[str]]:
     return found, frozenset(declared.arrow_schema.names)
 
 
+class _Plan:
+    """What a record of one shape needs: the strings to mask, as (position, the strings
+    its rule keeps, the rule), and the other values to convert, as (position, converter)."""
+
+    __slots__ = ("others", "strings")
+
+    def __init__(
+        self,
+        strings: tuple[tuple[int, set[str], Rule], ...],
+        others: tuple[tuple[int, Convert], ...],
+    ) -> None:
+        self.strings = strings
+        self.others = others
+
+
 class _Plans:
-    """The conversion steps of one table, per shape (the type of each column's value)."""
+    """The plans of one table, per shape (the type of each column's value)."""
 
     def __init__(self, table: str) -> None:
         self.columns, _ = columns(table)
@@ -85,29 +101,33 @@ class _Plans:
             for column in TABLES[table].columns
             if column.name not in (SNAPSHOT_ID, SNAPSHOT_AT)
         )
-        self.steps: dict[tuple[type, ...], _Steps | None] = {}
+        self.plans: dict[tuple[type, ...], _Plan | None] = {}
 
-    def plan(self, shape: tuple[type, ...]) -> _Steps | None:
-        """The (position, converter) pairs a record of `shape` needs; None when a required
-        column is null (the record is dropped, and the slow path says why)."""
-        if shape in self.steps:
-            return self.steps[shape]
-        if len(self.steps) >= _SHAPES_LIMIT:
-            self.steps.clear()
-        found: list[tuple[int, Convert]] | None = []
+    def plan(self, shape: tuple[type, ...]) -> _Plan | None:
+        """What a record of `shape` needs; None when a required column is null (the record
+        is dropped, and the column-by-column path says why)."""
+        if shape in self.plans:
+            return self.plans[shape]
+        if len(self.plans) >= _SHAPES_LIMIT:
+            self.plans.clear()
+        strings: list[_Masked] = []
+        others: list[_Converted] = []
+        plan: _Plan | None = None
         for i, ((_name, exact, convert, nullable), kind) in enumerate(
             zip(self.columns, shape, strict=True)
         ):
+            mask = self.masks[i]
             if kind is type(None):
                 if not nullable:
-                    found = None
                     break
+            elif kind is str and mask is not None:
+                strings.append((i, *mask))
             elif kind is not exact:
-                mask = self.masks[i]
-                assert found is not None
-                found.append((i, mask if kind is str and mask is not None else convert))
-        self.steps[shape] = result = None if found is None else tuple(found)
-        return result
+                others.append((i, convert))
+        else:
+            plan = _Plan(tuple(strings), tuple(others))
+        self.plans[shape] = plan
+        return plan
 
 
 @functools.cache
@@ -121,11 +141,15 @@ def fast_row(table: str, values: Mapping[str, Any]) -> dict[str, Any] | None:
     `values` holds declared columns only (the caller checks).
     """
     plans = _plans(table)
-    found = list(map(values.get, plans.names))
-    steps = plans.plan(tuple(map(type, found)))
-    if steps is None:
+    found: list[Any] = list(map(values.get, plans.names))
+    plan = plans.plan(tuple(map(type, found)))
+    if plan is None:
         return None
-    for i, convert in steps:
+    for i, kept, mask in plan.strings:
+        text = found[i]
+        if text not in kept:
+            found[i] = mask(text)
+    for i, convert in plan.others:
         value = convert(found[i])
         if value is WRONG:
             return None
@@ -134,8 +158,8 @@ def fast_row(table: str, values: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 @functools.cache
-def _remembering(rule: Rule | None) -> Rule | None:
-    """`rule`, answering at once for a string it has already left unchanged."""
+def _remembering(rule: Rule | None) -> tuple[set[str], Rule] | None:
+    """The strings `rule` has left unchanged, and `rule` remembering them; None for no rule."""
     if rule is None:
         return None
     kept: set[str] = set()
@@ -150,7 +174,13 @@ def _remembering(rule: Rule | None) -> Rule | None:
             kept.add(value)
         return out
 
-    return masked
+    return kept, masked
+
+
+def _rule(kind: Kind | None) -> Rule | None:
+    """The masking rule of `kind`, remembering the strings it keeps; None if it keeps all."""
+    remembering = _remembering(masker(kind))
+    return None if remembering is None else remembering[1]
 
 
 def _exact_type(kind: pa.DataType) -> type | None:
