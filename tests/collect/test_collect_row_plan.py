@@ -158,11 +158,28 @@ def test_what_is_remembered_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     remembering = row_plan._remembering(column_masking.masker(Kind.NAME))
     assert remembering is not None
     kept, masked = remembering
-    for i in range(10):
-        assert masked(f"name{i}") == f"name{i}"
+    kept.clear()  # what earlier tests left
+    for name in (f"n{uuid.uuid4().hex[:8]}" for _ in range(10)):
+        assert masked(name) == name
         assert len(kept) <= 3
     plans = row_plan._plans("teams")
+    plans.plans.clear()
     shapes = [{"id": "t", "name": name, "created_at": None} for name in ("a", None, 4, 2.5)]
     for values in shapes:
         Conformer("teams.list", Owner()).row("teams", values)
         assert len(plans.plans) <= 2
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2024-01-02T03:04:05Z", "2024-01-02T03:04:05+00:00"),
+        ("2024-01-02T03:04:05+00:00", "2024-01-02T03:04:05+00:00"),
+        ("2024-01-02T05:04:05+02:00", "2024-01-02T03:04:05+00:00"),
+        ("2024-01-02T03:04:05", "2024-01-02T03:04:05+00:00"),
+    ],
+)
+def test_every_time_is_stored_in_utc(text: str, expected: str) -> None:
+    row = Conformer("teams.list", Owner()).row("teams", {"id": "t", "created_at": text})
+    assert row is not None and row["created_at"].isoformat() == expected
+    assert row["created_at"].utcoffset().total_seconds() == 0

@@ -246,4 +246,6 @@ def _timestamp(value: Any) -> Any:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         return WRONG
+    if parsed.tzinfo is UTC:  # "Z" or "+00:00": as most servers write their times
+        return parsed
     return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
