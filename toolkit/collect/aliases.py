@@ -79,6 +79,7 @@ _NESTED: Mapping[str, Mapping[str, str]] = {
     "service_config": {"volumes": "volumes"},
     "replica_health": {"replicas": "replicas"},
 }
+_NESTED_ITEMS = {kind: tuple(members.items()) for kind, members in _NESTED.items()}
 KINDS: frozenset[str] = frozenset(ENDPOINT_KINDS.values()) | {"service_config"}
 """The record kinds a `[fields.KIND]` table may name."""
 
@@ -95,6 +96,7 @@ _ENUMS: Mapping[str, tuple[str, ...]] = {
     "deployments": ("builder",),
 }
 _WORD = re.compile(r"[A-Za-z]+")
+_SHAPES_LIMIT = 1_024  # record shapes remembered per kind; more start over
 
 
 @functools.cache
@@ -126,6 +128,8 @@ class FieldAliases:
         self._by_kind = {
             kind: {**_SHAPES.get(kind, {}), **self.renames.get(kind, {})} for kind in KINDS
         }
+        # kind -> a record's member names in order -> their names in the specification
+        self._plans: dict[str, dict[tuple[str, ...], tuple[str, ...]]] = {}
 
     def normalise(self, endpoint: str, payload: Any) -> Any:
         """The answer of `endpoint` with its records in the specification's words.
@@ -153,24 +157,42 @@ class FieldAliases:
         """One record of `kind` (and the records nested in it) in the specification's words."""
         if not isinstance(record, dict):
             return record
-        renames = self._by_kind.get(kind, {})
-        out: dict[str, Any] = {}
-        for key, value in record.items():
-            name = renames.get(key) or _neutral_key(key)
-            if name != key and (name in record or name in out):
-                name = key  # the server sent both forms: the specification's wins
-            out[name] = value
+        keys = tuple(record)
+        plans = self._plans.setdefault(kind, {})
+        names = plans.get(keys)
+        if names is None:
+            if len(plans) >= _SHAPES_LIMIT:
+                plans.clear()
+            names = plans[keys] = self._names(kind, keys)
+        out = dict(record) if names is keys else dict(zip(names, record.values(), strict=True))
         for field in _ENUMS.get(kind, ()):
             value = out.get(field)
             if isinstance(value, str):
                 out[field] = _neutral_value(value)
-        for member, member_kind in _NESTED.get(kind, {}).items():
+        for member, member_kind in _NESTED_ITEMS.get(kind, ()):
             value = out.get(member)
             if isinstance(value, dict):
                 out[member] = self.record(member_kind, value)
             elif isinstance(value, list):
                 out[member] = self._each(member_kind, value)
         return out
+
+    def _names(self, kind: str, keys: tuple[str, ...]) -> tuple[str, ...]:
+        """The specification's name of each of `keys`, a record's members in order;
+        `keys` itself when no name changes.
+
+        Worked out once per shape of record (its member names in order), not per record.
+        """
+        renames = self._by_kind.get(kind, {})
+        sent = set(keys)
+        names: list[str] = []
+        for key in keys:
+            name = renames.get(key) or _neutral_key(key)
+            if name != key and (name in sent or name in names):
+                name = key  # the server sent both forms: the specification's wins
+            names.append(name)
+        found = tuple(names)
+        return keys if found == keys else found
 
     def _each(self, kind: str, records: list[Any]) -> list[Any]:
         return [self.record(kind, item) for item in records]

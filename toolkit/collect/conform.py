@@ -28,17 +28,15 @@ import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from toolkit.collect.aliases import kind_of_table
-from toolkit.snapshot.column_masking import Rule, masker
+from toolkit.collect.row_plan import WRONG, fast_row
+from toolkit.collect.row_plan import columns as _columns
 from toolkit.snapshot.free_text import stored_text
-from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
+from toolkit.snapshot.schema import SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import TABLES
 from toolkit.snapshot.secret_names import SECRET_NAME, secret_name
 from toolkit.snapshot.text_scrub import MASK
@@ -104,17 +102,25 @@ class Conformer:
         None when a required column (an id, a name) is missing or unusable: such a record
         cannot be stored, and the drift report names the column.
         """
-        columns, names = _columns(table)
+        _, names = _columns(table)
         if not names.issuperset(values):
             undeclared = set(values) - names - PENDING_COLUMNS.get(table, frozenset())
             if undeclared:
                 raise KeyError(f"{table} does not declare {sorted(undeclared)}")
+        row = fast_row(table, values)
+        if row is not None:
+            return row
+        return self._row_by_column(table, values)
+
+    def _row_by_column(self, table: str, values: Mapping[str, Any]) -> Row | None:
+        """`row()` one column at a time, noting each column that drifts."""
+        columns, _ = _columns(table)
         out: Row = {}
         for name, exact, convert, nullable in columns:
             value = values.get(name)
             if value is not None and type(value) is not exact:
                 converted = convert(value)
-                if converted is _WRONG:
+                if converted is WRONG:
                     self.note(table, name, value)
                     converted = None
                 value = converted
@@ -194,103 +200,7 @@ class Conformer:
         )
 
 
-_WRONG = object()
 _MISSING = "missing"
-
-
-_Convert = Callable[[Any], Any]
-"""A column's converter: a non-null value as its Arrow type's Python value, or `_WRONG`."""
-_Column = tuple[str, type | None, _Convert, bool]
-
-
-@functools.cache
-def _columns(table: str) -> tuple[tuple[_Column, ...], frozenset[str]]:
-    """Each declared column's (name, exact type, converter, nullable), and every name.
-
-    Worked out once per table: a crawl conforms hundreds of thousands of rows, and asking
-    the Arrow schema for its fields and types on every row cost more than the conversion.
-    A value whose type is exactly the column's Python type (`str`, `bool`, `int`, `float`)
-    is its own conversion and skips the converter, unless the column's kind masks it (every
-    string column a server writes): such a column has no exact type.
-    """
-    declared = TABLES[table]
-    columns = tuple(
-        (
-            column.name,
-            None if masker(column.kind) is not None else _exact_type(column.type),
-            _converter(column.type, mask=masker(column.kind)),
-            column.nullable,
-        )
-        for column in declared.columns
-        if column.name not in (SNAPSHOT_ID, SNAPSHOT_AT)
-    )
-    return columns, frozenset(declared.arrow_schema.names)
-
-
-def _exact_type(kind: pa.DataType) -> type | None:
-    """The Python type whose values `_converter(kind)` returns unchanged; None if none."""
-    if pa.types.is_string(kind):
-        return str
-    if pa.types.is_boolean(kind):
-        return bool
-    if pa.types.is_integer(kind):
-        return int
-    if pa.types.is_floating(kind):
-        return float
-    return None
-
-
-def _converter(kind: pa.DataType, *, mask: Rule | None = None) -> _Convert:
-    """The function taking a non-null value to the Python value of Arrow type `kind`
-    (strings through the masking rule `mask`, when there is one)."""
-    if pa.types.is_string(kind) and mask is not None:
-        return lambda value: mask(value) if isinstance(value, str) else _WRONG
-    if pa.types.is_string(kind):
-        return lambda value: value if isinstance(value, str) else _WRONG
-    if pa.types.is_boolean(kind):
-        return lambda value: value if isinstance(value, bool) else _WRONG
-    if pa.types.is_integer(kind):
-        return _integer
-    if pa.types.is_floating(kind):
-        return _floating
-    if pa.types.is_timestamp(kind):
-        return _timestamp
-    if pa.types.is_list(kind):
-        return functools.partial(_list, _converter(kind.value_type, mask=mask))
-    return lambda value: _WRONG if isinstance(value, bool) else value
-
-
-def _integer(value: Any) -> Any:
-    if isinstance(value, bool):
-        return _WRONG
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value if isinstance(value, int) else _WRONG
-
-
-def _floating(value: Any) -> Any:
-    if isinstance(value, bool):
-        return _WRONG
-    return float(value) if isinstance(value, int | float) else _WRONG
-
-
-def _list(item: _Convert, value: Any) -> Any:
-    if not isinstance(value, list):
-        return _WRONG
-    items = [None if member is None else item(member) for member in value]
-    return _WRONG if any(member is _WRONG for member in items) else items
-
-
-def _timestamp(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if not isinstance(value, str):
-        return _WRONG
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return _WRONG
-    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _expected(table: str, column: str) -> str:
