@@ -79,11 +79,13 @@ def test_the_demo_suggests_a_review_of_its_own_days(
     assert "CC6.1" in (tmp_path / "r.md").read_text("utf-8")
 
 
-def test_the_demos_next_steps_stay_whole_at_any_width() -> None:
+def test_the_demos_next_steps_stay_whole_at_any_width(monkeypatch: pytest.MonkeyPatch) -> None:
     """Piped (rich's 80 columns), each suggested command is one line that can be pasted."""
     from pathlib import Path
 
     from toolkit.pipeline.demo import DemoOutcome, _next_steps
+
+    monkeypatch.setattr("shutil.which", lambda name: f"/usr/bin/{name}")
 
     store = Path("/a/long/folder/name/to/pass/eighty/columns/data/demo/store")
     printed = io.StringIO()
@@ -93,3 +95,24 @@ def test_the_demos_next_steps_stay_whole_at_any_width() -> None:
     commands = [line for line in lines if line.startswith("  platform-audit ")]
     assert len(commands) == 3, lines
     assert all(line.rstrip().endswith(('"', "soc2", str(store))) for line in commands), lines
+
+
+def test_the_demos_next_steps_name_the_script_when_it_is_not_on_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`make demo` runs .venv/bin/platform-audit without activating .venv: its Next lines
+    name that script, so they work pasted into the same shell."""
+    import sys
+    from pathlib import Path
+
+    from toolkit.pipeline.demo import DemoOutcome, _next_steps
+
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / ".venv" / "bin" / "python"))
+    monkeypatch.chdir(tmp_path)
+    printed = io.StringIO()
+    outcome = DemoOutcome(Path("data/demo/store"), (), 14, 0, 20.0, ("2026-11-28", "2026-12-11"))
+    _next_steps(Console(file=printed, width=200), outcome)
+    commands = [line for line in printed.getvalue().splitlines() if "--store" in line]
+    assert len(commands) == 3
+    assert all(line.startswith("  .venv/bin/platform-audit ") for line in commands), commands

@@ -13,6 +13,7 @@ writes the reports. Example::
 from __future__ import annotations
 
 import shutil
+import sys
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -193,18 +194,31 @@ def _say(console: Console, line: str) -> None:
     console.print(line, markup=False)
 
 
+def _command() -> str:
+    """How to call platform-audit from this shell: by name when it is on PATH, else by the
+    path of this interpreter's script (`make demo` does not activate `.venv`)."""
+    if shutil.which("platform-audit"):
+        return "platform-audit"
+    script = Path(sys.executable).parent / "platform-audit"
+    try:
+        return str(script.relative_to(Path.cwd()))
+    except ValueError:  # the interpreter lives outside this folder
+        return str(script)
+
+
 def _next_steps(console: Console, outcome: DemoOutcome) -> None:
     partial = f" ({outcome.partial} partial: see collection_errors)" if outcome.partial else ""
+    run = _command()
     lines = [
         f"Done in {outcome.seconds:.0f} s: {outcome.snapshots} snapshots{partial} in "
         f"{outcome.store}",
         *(f"  report: {path}" for path in outcome.reports),
         "Next:",
         "  make lab            # JupyterLab on notebooks/, reading this store",
-        f"  platform-audit audit --store {outcome.store}",
-        f"  platform-audit review --store {outcome.store} --from {outcome.days[0]} "
+        f"  {run} audit --store {outcome.store}",
+        f"  {run} review --store {outcome.store} --from {outcome.days[0]} "
         f"--to {outcome.days[1]} --framework soc2",
-        f"  platform-audit sql --store {outcome.store} "  # noqa: S608 - a command shown, not run
+        f"  {run} sql --store {outcome.store} "  # noqa: S608 - a command shown, not run
         '"select name, replicas from services_latest"',
     ]
     # soft_wrap: each command stays on one line at any width, to be copied or piped
