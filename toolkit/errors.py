@@ -26,12 +26,25 @@ exits with the :class:`ExitCode` that names the kind of failure, stable so a job
 a CI pipeline can act on it::
 
     platform-audit audit --fail-on high || echo "exit $? (1: findings, 2: fix the setting)"
+
+A file people edit (configuration, waivers, checks, frameworks) is read by :func:`read_utf8`,
+so a file that is not UTF-8 gets one message wherever it is read; each reader adds what to
+do in its own terms::
+
+    try:
+        text = read_utf8(path)
+    except NotUtf8 as exc:
+        raise ConfigError(f"{exc}, or pass --config the right file") from None
 """
 
 from __future__ import annotations
 
 import enum
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "AuditError",
@@ -40,6 +53,7 @@ __all__ = [
     "ConfigError",
     "ExitCode",
     "LockHeld",
+    "NotUtf8",
     "PlatformUnavailable",
     "ScheduleError",
     "SchemaMismatchError",
@@ -50,6 +64,7 @@ __all__ = [
     "UnsafeIdError",
     "WaiverError",
     "WriterStateError",
+    "read_utf8",
     "storage_message",
 ]
 
@@ -172,3 +187,23 @@ def storage_message(exc: BaseException) -> str:
     without the line breaks of an S3 error's XML body, and at most 400 characters."""
     text = " ".join(_ANSI.sub("", str(exc) or type(exc).__name__).split())
     return text if len(text) <= 400 else text[:399] + "…"
+
+
+class NotUtf8(ValueError):
+    """The file is not UTF-8 text; the message names it, the byte and what to do. Not a
+    :class:`ToolkitError`: the reader raises its own error (``ConfigError``, ``WaiverError``,
+    ``CheckDefinitionError``) with it."""
+
+
+def read_utf8(path: Path) -> str:
+    """The file's text. A UTF-8 byte-order mark (Windows editors write one) is dropped; a
+    file in another encoding raises :class:`NotUtf8` (UTF-16 is named as such), and one
+    that cannot be read, :class:`OSError`."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        utf16 = " (it is UTF-16)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise NotUtf8(
+            f"{path} is not UTF-8 text{utf16}, byte {exc.start} cannot be read: save it as UTF-8"
+        ) from None

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.compute as pc
 import pytest
-
-from toolkit.audit.check_file import BUILTIN_CHECKS, STATUSES, discover_checks
-from toolkit.audit.check_run import run_check
-from toolkit.audit.testing import (
+from audit_fixtures import (
     alarmed_in_last_snapshot,
     fixture_connection,
     fixture_snapshot_ids,
 )
+
+from toolkit.audit.check_file import BUILTIN_CHECKS, STATUSES, discover_checks
+from toolkit.audit.check_run import run_check
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -522,7 +522,7 @@ def test_every_format_says_what_the_audit_was_configured_with(
 def test_sarif_over_githubs_limit_says_what_it_left_out(
     store_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolkit.audit import sarif
+    from toolkit.report.exports import sarif
 
     monkeypatch.setattr(sarif, "MAX_RESULTS", 2)
     code, out, err = audit(store_dir, "--format", "sarif")

@@ -6,14 +6,15 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from audit_fixtures import fixture_connection, fixture_snapshot_ids
 from engine_world import ENGINE_CHECKS, config_file, engine_catalogue, history, write_store
 from typer.testing import CliRunner
 
-from toolkit.audit import AuditError, Catalogue, diff_snapshots
-from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
+from toolkit.audit import AuditError, Catalogue
 from toolkit.cli import ExitCode, app
 from toolkit.config import Credential, Settings
 from toolkit.pipeline.snapshot_job import take_snapshot
+from toolkit.report.snapshot_diff import diff_snapshots
 from toolkit.sim import Simulator, SimulatorServer
 from toolkit.snapshot import Store
 

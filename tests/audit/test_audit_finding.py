@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 import pytest
+from audit_fixtures import fixture_connection, fixture_snapshot_ids
 from engine_world import HOSTILE, config_file, engine_catalogue, history, service_id, write_store
 from rich.console import Console
 from test_audit_cli import tst001_waivers
 from typer.testing import CliRunner
 
 from toolkit.audit import AuditError, AuditResult, run_audit
-from toolkit.audit.explain import explain_finding, story_renderable
-from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 from toolkit.cli import ExitCode, app
+from toolkit.report.finding_story import explain_finding, story_renderable
 
 if TYPE_CHECKING:
     from pathlib import Path

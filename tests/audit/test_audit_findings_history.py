@@ -8,10 +8,10 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
+from audit_fixtures import fixture_connection
 from engine_world import engine_catalogue, history, record_connections, write_store
 
 from toolkit.audit import Catalogue, run_audit
-from toolkit.audit.testing import fixture_connection
 from toolkit.snapshot import Store
 from toolkit.snapshot.retention import RetentionPolicy
 

@@ -18,22 +18,13 @@ from urllib.parse import unquote, urlsplit
 
 import jsonschema
 import pytest
+from audit_fixtures import fixture_connection
 from engine_world import HOSTILE, engine_catalogue, history
 from rich.console import Console
 
-from toolkit.audit import (
-    FINDING_COLUMNS,
-    AuditResult,
-    Catalogue,
-    escape_markdown,
-    findings_table,
-    render,
-    run_audit,
-    sarif,
-    to_sarif,
-)
-from toolkit.audit.formats import csv_cell, evidence_text, owner_path, to_csv, visible
-from toolkit.audit.testing import fixture_connection
+from toolkit.audit import FINDING_COLUMNS, AuditResult, Catalogue, run_audit
+from toolkit.report.exports import escape_markdown, findings_table, render, sarif, to_sarif
+from toolkit.report.exports.formats import csv_cell, evidence_text, owner_path, to_csv, visible
 
 SCHEMA = json.loads(
     Path(__file__).with_name("sarif-2.1.0-subset.schema.json").read_text(encoding="utf-8")

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
+from audit_fixtures import fixture_connection, fixture_snapshot_ids
 from engine_world import engine_catalogue, history, service_id
 
 from toolkit.audit import AuditError, Catalogue, run_audit
-from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 
 IDS = fixture_snapshot_ids(4)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from audit_fixtures import fixture_connection
 from engine_world import ENGINE_CHECKS, history, write_store
 
 from toolkit.audit import Catalogue, CheckDefinitionError, run_audit
-from toolkit.audit.testing import fixture_connection
 from toolkit.config import load_settings
 
 if TYPE_CHECKING:

@@ -7,11 +7,11 @@ import tomllib
 from typing import TYPE_CHECKING
 
 import pytest
+from audit_fixtures import fixture_connection
 from engine_world import engine_catalogue, history, service_id
 
 from toolkit.audit import BUILTIN_CHECKS, Catalogue, CheckDefinitionError, params_example, run_audit
 from toolkit.audit.check_file import discover_checks
-from toolkit.audit.testing import fixture_connection
 from toolkit.cli.options import chosen_checks
 from toolkit.config import example_config, load_settings
 from toolkit.errors import ConfigError

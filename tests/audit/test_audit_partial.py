@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pytest
+from audit_fixtures import fixture_connection, fixture_snapshot_ids
 from engine_world import engine_catalogue, history, service_id, write_store
 
 from toolkit.audit import Catalogue, run_audit
 from toolkit.audit.snapshots_chosen import ENDPOINT_TABLES, blind_checks
-from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 from toolkit.collect.calls import READ_ENDPOINTS
 from toolkit.snapshot import SNAPSHOT_TABLES
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
+from audit_fixtures import alarmed_in_last_snapshot
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
 from toolkit.audit.check_run import install_views, run_check
-from toolkit.audit.testing import alarmed_in_last_snapshot
 from toolkit.config import Credential, Settings
 from toolkit.pipeline.snapshot_job import take_snapshot
 from toolkit.sim import Simulator, SimulatorServer

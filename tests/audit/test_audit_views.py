@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 import pytest
+from audit_fixtures import fixture_connection
 from engine_world import history
 
 from toolkit.audit import Catalogue, CheckDefinitionError, install_views
@@ -18,7 +19,6 @@ from toolkit.audit.check_run import (
     views_read,
     views_reading,
 )
-from toolkit.audit.testing import fixture_connection
 
 if TYPE_CHECKING:
     from pathlib import Path

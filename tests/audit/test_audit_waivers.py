@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 import pytest
+from audit_fixtures import fixture_connection
 from engine_world import engine_catalogue, history, service_id
 
 from toolkit.audit import WaiverError, load_waivers, run_audit
-from toolkit.audit.testing import fixture_connection
 
 if TYPE_CHECKING:
     from toolkit.audit import AuditResult
-    from toolkit.audit.waiver_file import Waiver
+    from toolkit.audit.waivers.file import Waiver
 
 TODAY = date(2026, 2, 1)
 WAIVERS = """
@@ -674,7 +674,7 @@ def test_each_message_says_what_is_wrong_in_the_files_own_words(
 def _example_waivers() -> dict[str, str]:
     """The example waivers a user copies: the example config's commented entry, the waivers
     file's docstring and the concepts page, each as TOML text."""
-    import toolkit.audit.waiver_file
+    import toolkit.audit.waivers.file
     from toolkit.config import example_config
 
     root = Path(__file__).resolve().parents[2]
@@ -685,7 +685,7 @@ def _example_waivers() -> dict[str, str]:
         if not line.startswith("#   "):
             break
         block.append(line.removeprefix("#   "))
-    doc = toolkit.audit.waiver_file.__doc__ or ""
+    doc = toolkit.audit.waivers.file.__doc__ or ""
     indented = doc.split("::\n\n", 1)[1].split("\n\n``expires``", 1)[0]
     concepts = (root / "docs" / "concepts.md").read_text(encoding="utf-8")
     fenced = concepts.split("```toml\n[[waivers]]", 1)[1].split("```", 1)[0]

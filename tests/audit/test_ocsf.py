@@ -13,8 +13,8 @@ from py_ocsf_models.events.findings.detection_finding import DetectionFinding
 from typer.testing import CliRunner
 
 from toolkit._version import __version__
-from toolkit.audit.ocsf import OCSF_STATUS, SEVERITY_IDS
 from toolkit.cli import ExitCode, app
+from toolkit.report.exports.ocsf import OCSF_STATUS, SEVERITY_IDS
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from audit_fixtures import fixture_connection
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
 from toolkit.audit.check_run import run_check
-from toolkit.audit.testing import fixture_connection
 from toolkit.collect.webhook_address import PUBLIC, host_address
 
 CORPUS = (

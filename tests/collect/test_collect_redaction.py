@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pytest
+from audit_fixtures import fixture_connection
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
 from toolkit.audit.check_run import run_check
-from toolkit.audit.testing import fixture_connection
 from toolkit.collect.conform import Conformer, Owner, extra_json
 from toolkit.collect.deployments import map_deployment_page
 from toolkit.collect.webhooks import map_webhooks

@@ -71,7 +71,7 @@ import json
 from pathlib import Path
 from toolkit.audit import Catalogue
 from toolkit.audit.check_run import run_check
-from toolkit.audit.testing import fixture_connection
+from audit_fixtures import fixture_connection
 fixture = json.loads(Path("tests/audit/fixtures/REP002/fail_oom_in_window.json").read_text())
 con = fixture_connection(fixture)
 spec = next(s for s in Catalogue.load().specs if s.id == "REP002")

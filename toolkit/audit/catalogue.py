@@ -3,9 +3,13 @@
 The built-in checks ship in ``toolkit/audit/checks``; ``[audit] checks = ["folder", ...]``
 adds the user's own without touching the package, ``[checks.ID]`` tables override the
 defaults a check declares in its header, and ``[audit] skip`` leaves checks out (ids, globs
-such as ``VAR0*``, or areas such as ``webhooks``). Example::
+such as ``VAR0*``, or areas such as ``webhooks``). Those keys are the audit's own value,
+:class:`AuditOptions`, which :mod:`toolkit.config` builds (``Settings.audit_options()``) and
+:class:`~toolkit.audit.AuditRequest` and :meth:`Catalogue.from_options` take: the audit never
+reads the whole settings. Example::
 
     catalogue = Catalogue.from_options(load_settings().audit_options())
+    catalogue = Catalogue.from_options(AuditOptions(skip=("KEY006",)))
     for spec in catalogue.specs:
         params = catalogue.params(spec)      # {"min_ratio": 6}: defaults, then configuration
     security = catalogue.select(only=["security", "WEB*"])
@@ -19,7 +23,6 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
-from toolkit.audit.options import AuditOptions
 from toolkit.errors import CheckDefinitionError, ConfigError
 
 if TYPE_CHECKING:
@@ -28,7 +31,34 @@ if TYPE_CHECKING:
 
     from toolkit.audit.check_file import CheckSpec
 
-__all__ = ["Catalogue", "params_example"]
+__all__ = ["AuditOptions", "Catalogue", "params_example"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditOptions:
+    """Which checks run with which thresholds, which waivers apply and what production
+    environments are named; the defaults are the built-in checks and thresholds alone."""
+
+    check_folders: tuple[Path, ...] = ()
+    """Folders of the user's own checks, run beside the built-in ones ([audit] checks)."""
+    builtin_checks: bool = True
+    """Whether the built-in checks run ([audit] builtin_checks)."""
+    skip: tuple[str, ...] = ()
+    """Checks left out of every audit: ids, globs on ids or areas ([audit] skip)."""
+    check_params: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """Threshold overrides per check id ([checks.RES003] min_ratio = 6)."""
+    waivers_file: Path | None = None
+    """The waivers an audit applies unless it is given others ([audit] waivers)."""
+    production_pattern: str | None = None
+    """What production environments are named ([audit] production_pattern); None: the
+    built-in pattern."""
+    source: Path | None = None
+    """The config file these come from, named in the errors about them."""
+
+    @property
+    def where(self) -> str | None:
+        """The config file, as errors name it; None when the options come from no file."""
+        return str(self.source) if self.source else None
 
 
 @dataclass(frozen=True)

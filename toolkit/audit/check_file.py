@@ -17,8 +17,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from toolkit.audit.check_values import MOVED_PARAMS, CheckParam, checked_value, shared_default
-from toolkit.audit.text_file import NotUtf8, read_utf8
-from toolkit.errors import CheckDefinitionError
+from toolkit.errors import CheckDefinitionError, NotUtf8, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

@@ -56,8 +56,8 @@ if TYPE_CHECKING:
 
     import duckdb
 
+    from toolkit.audit.catalogue import AuditOptions
     from toolkit.audit.check_file import CheckSpec
-    from toolkit.audit.options import AuditOptions
     from toolkit.audit.waivers import Waiver
 
 __all__ = ["AuditFields", "AuditRequest", "run_audit"]

@@ -1,7 +1,7 @@
 """Which snapshots an audit judges, compares and reads: the ids or prefixes a user gives, and
 what a latest-only audit reads around them, and the checks a partial snapshot left blind.
 
-:func:`~toolkit.audit.run_audit` and :func:`~toolkit.audit.diff.diff_snapshots` share
+:func:`~toolkit.audit.run_audit` and :func:`~toolkit.report.snapshot_diff.diff_snapshots` share
 these, so ``--snapshot``, ``--compare-to``, ``--from`` and ``--to`` read ids alike::
 
     committed = committed_snapshots(con)

@@ -134,9 +134,9 @@ def audit_command(
     limit: LimitOpt = 50,
 ) -> None:
     """Run every check over the history and report findings; exit 1 at --fail-on."""
-    from toolkit.audit import FORMATS, AuditRequest, run_audit
-    from toolkit.audit.formats import SUFFIXES
+    from toolkit.audit import AuditRequest, run_audit
     from toolkit.audit.waivers import ATTENTION
+    from toolkit.report.exports import FORMATS, SUFFIXES
     from toolkit.snapshot import Store
 
     if out is not None and str(out) == "-":  # standard output, as without --out
@@ -189,7 +189,7 @@ def _fail_on_option(fail_on: str | None) -> str | None:
 def _write_findings(result: AuditResult, format: str, out: Path | None, limit: int) -> None:
     """The findings in ``format``: to ``out`` (whole or not at all), else to standard
     output, the table there showing ``limit`` findings (0: all)."""
-    from toolkit.audit import render
+    from toolkit.report.exports import render
 
     if out is not None:
         from toolkit.report.report_writer import write_text
@@ -203,7 +203,7 @@ def _write_findings(result: AuditResult, format: str, out: Path | None, limit: i
             message = f"cannot write {out}: {exc.strerror or exc}; choose another --out"
             raise fail(message, ExitCode.CONFIG) from None
     elif format == "table":
-        from toolkit.audit import findings_table
+        from toolkit.report.exports import findings_table
 
         with writing_stdout():
             console.print(findings_table(result, limit=limit or None))
@@ -268,7 +268,7 @@ def _print_waiver_messages(report: pd.DataFrame, attention: Sequence[str]) -> No
 
 
 def _warn_of_sarif_results_left_out(result: AuditResult) -> None:
-    from toolkit.audit.sarif import MAX_RESULTS, results_left_out
+    from toolkit.report.exports.sarif import MAX_RESULTS, results_left_out
 
     left_out = results_left_out(result)
     if left_out:
@@ -317,7 +317,7 @@ def _waiver_message(entry: str, row: Any) -> str:
 def _partial_messages(result: AuditResult) -> list[str]:
     """A note for the judged and the compared snapshot when it is partial: some calls
     failed, so what its blind checks did not see is neither fixed nor new."""
-    from toolkit.audit.formats import partial_lines
+    from toolkit.report.exports.formats import partial_lines
 
     return [f"note: {line}" for line in partial_lines(result)]
 

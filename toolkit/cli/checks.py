@@ -169,7 +169,7 @@ def finding_command(
 ) -> None:
     """Show one finding: its check, resource, state, reason, waiver and every episode in alarm."""
     from toolkit.audit import Catalogue, run_audit
-    from toolkit.audit.explain import explain_finding
+    from toolkit.report.finding_story import explain_finding
     from toolkit.snapshot import Store
 
     table_or_json(format)
@@ -192,7 +192,7 @@ def finding_command(
             waivers=waivers,
         )
         story = explain_finding(result, check_id, resource)
-    from toolkit.audit.explain import story_renderable
+    from toolkit.report.finding_story import story_renderable
 
     with writing_stdout():
         if format == "json":

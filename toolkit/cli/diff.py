@@ -1,8 +1,8 @@
 """``platform-audit diff``: what changed between two snapshots, from the command line.
 
 Services added, removed, changed or not collected (a failed listing, a 404, the collecting
-key's limits: :mod:`toolkit.audit.diff`), and findings new, regressed, resolved or not
-observed, as a table or JSON; an empty diff says so in one line ("No changes between
+key's limits: :mod:`toolkit.report.snapshot_diff`), and findings new, regressed, resolved
+or not observed, as a table or JSON; an empty diff says so in one line ("No changes between
 FROM and TO."; JSON: ``"empty": true``); a note on stderr for each partial side. Exits 2 on bad
 configuration or snapshot choices, 7 when the store cannot be read::
 
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from rich.console import RenderableType
 
-    from toolkit.audit.diff import SnapshotDiff
     from toolkit.audit.findings import SnapshotRef
+    from toolkit.report.snapshot_diff import SnapshotDiff
 
 __all__ = ["diff_command", "diff_json", "diff_renderable", "no_changes_line"]
 
@@ -60,7 +60,8 @@ def diff_command(
     waivers: WaiversOpt = None,
 ) -> None:
     """Show services added, removed, changed or not collected, and findings that changed."""
-    from toolkit.audit import AuditRequest, diff_snapshots
+    from toolkit.audit import AuditRequest
+    from toolkit.report.snapshot_diff import diff_snapshots
     from toolkit.snapshot import Store
 
     table_or_json(format)
@@ -88,7 +89,7 @@ def diff_command(
 def diff_json(change: SnapshotDiff) -> dict[str, Any]:
     """The diff as JSON-ready data: each snapshot with its time and status (``partial``:
     some calls failed), the services by change, and the findings with status and owners."""
-    from toolkit.audit.formats import frame_records, ref_json
+    from toolkit.report.exports.formats import frame_records, ref_json
 
     def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         rows = frame_records(frame)
@@ -122,7 +123,8 @@ def diff_json(change: SnapshotDiff) -> dict[str, Any]:
 def diff_renderable(change: SnapshotDiff) -> RenderableType:
     """Rich tables of a diff; every cell is plain text, control characters shown as escapes
     (line breaks too, in names: one would pass for the next row)."""
-    from toolkit.audit.formats import frame_records, owner_path, visible, waiver_line, where_cell
+    from toolkit.report.exports.formats import frame_records, owner_path, waiver_line, where_cell
+    from toolkit.snapshot.visible_text import visible
 
     def ref(snapshot: SnapshotRef) -> str:
         return snapshot.snapshot_id + (" (partial)" if snapshot.status == "partial" else "")
@@ -188,7 +190,7 @@ def no_changes_line(change: SnapshotDiff) -> str:
 def _diff_partial_messages(change: SnapshotDiff) -> list[str]:
     """A note for each side of the diff that is partial: what its failed calls did not
     collect is neither removed nor added, nor fixed."""
-    from toolkit.audit.formats import blind_text
+    from toolkit.report.exports.formats import blind_text
 
     notes = []
     for snapshot in change.partial:

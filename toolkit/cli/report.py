@@ -89,9 +89,9 @@ def report_command(
 ) -> None:
     """Build the audit report: summary, trends, changes, checks, findings, key scope, waivers."""
     from toolkit.audit import AuditRequest
-    from toolkit.audit.formats import partial_lines
     from toolkit.cli.stdout import writing_stdout
     from toolkit.report import gather_report, render_report_data
+    from toolkit.report.exports.formats import partial_lines
     from toolkit.report.report_writer import write_text
     from toolkit.snapshot import Store
 

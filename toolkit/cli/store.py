@@ -337,7 +337,7 @@ def sql_command(
         raise _query_failed(exc) from None
     with writing_stdout():  # a closed pipe ends quietly, a full disk is one line
         if format == "csv":
-            from toolkit.audit.formats import csv_cell  # pandas: only when CSV is asked for
+            from toolkit.report.exports.formats import csv_cell  # pandas: only for CSV
 
             writer = csv.writer(sys.stdout, lineterminator="\n")  # shells strip \n, not \r
             writer.writerow(data.column_names)

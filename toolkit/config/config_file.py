@@ -9,8 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolkit.audit.text_file import NotUtf8, read_utf8
-from toolkit.errors import ConfigError
+from toolkit.errors import ConfigError, NotUtf8, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -48,7 +48,7 @@ from toolkit.schedule.settings import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from toolkit.audit.options import AuditOptions
+    from toolkit.audit.catalogue import AuditOptions
     from toolkit.collect import CrawlOptions
 
 __all__ = [
@@ -183,7 +183,7 @@ class Settings:
     def audit_options(self) -> AuditOptions:
         """What an audit is configured with ([audit], [checks.ID]), as the audit's own value
         (built on demand, as ``[collect]``'s options are only when the section sets some)."""
-        from toolkit.audit.options import AuditOptions
+        from toolkit.audit.catalogue import AuditOptions
 
         return AuditOptions(
             check_folders=self.audit_checks,

@@ -23,9 +23,9 @@ import jinja2
 from markupsafe import Markup, escape
 
 from toolkit.audit import AREAS, SEVERITIES
-from toolkit.audit.formats import partial_lines
 from toolkit.audit.waivers import EXPIRING_DAYS
 from toolkit.report.charts import report_figures
+from toolkit.report.exports.formats import partial_lines
 from toolkit.report.report_view import (
     ACCOUNT_WIDE_NOTE,
     NO_TEAM,
@@ -192,6 +192,6 @@ def _safe_script(source: str) -> str:
 
 
 def _records(frame: Any) -> list[dict[str, Any]]:
-    from toolkit.audit.formats import frame_records
+    from toolkit.report.exports.formats import frame_records
 
     return frame_records(frame)

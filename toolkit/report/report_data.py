@@ -1,8 +1,9 @@
 """Everything a report shows, gathered once from a store: the audit, changes, trends, reach.
 
 The audit is :func:`toolkit.audit.run_audit` over the whole history; the service changes
-are :func:`toolkit.audit.diff_snapshots` between the compared and the judged snapshot;
-the trends and the key reach are SQL over the store's views (:mod:`toolkit.report.trends`).
+are :func:`~toolkit.report.snapshot_diff.diff_snapshots` between the compared and the
+judged snapshot; the trends and the key reach are SQL over the store's views
+(:mod:`toolkit.report.trends`).
 Every builder (HTML, Markdown, JSON, CSV) reads this one record. Example::
 
     data = gather_report(Store.open("data/store"), compare_to="0193e1")
@@ -16,9 +17,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from toolkit._version import __version__
-from toolkit.audit import AuditRequest, Catalogue, diff_snapshots, run_audit
+from toolkit.audit import AuditRequest, Catalogue, run_audit
 from toolkit.audit.findings import ALARMING
 from toolkit.errors import AuditError
+from toolkit.report.snapshot_diff import diff_snapshots
 from toolkit.report.trends import Trends, key_reach, load_trends
 
 if TYPE_CHECKING:
@@ -26,8 +28,9 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from toolkit.audit import AuditResult, SnapshotDiff
+    from toolkit.audit import AuditResult
     from toolkit.audit.engine import AuditFields
+    from toolkit.report.snapshot_diff import SnapshotDiff
     from toolkit.snapshot import SnapshotInfo, Store, VerifyReport
 
 __all__ = ["ReportData", "gather_report"]

@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolkit.audit import AREAS, SEVERITIES
-from toolkit.audit.formats import (
+from toolkit.audit.waivers import ATTENTION
+from toolkit.report.exports.formats import (
     duration_text,
     evidence_text,
     frame_records,
     minute_text,
     owner_path,
 )
-from toolkit.audit.waivers import ATTENTION
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -1,7 +1,7 @@
 """The report as Markdown (tickets, pull requests), JSON and CSV (tools).
 
 Markdown has the HTML report's summary, its findings by check and the most severe unresolved
-findings; every platform value goes through :func:`toolkit.audit.escape_markdown` (pipes,
+findings; every platform value goes through :func:`toolkit.report.exports.escape_markdown` (pipes,
 backticks, ``<`` and ``&`` escaped, line breaks folded), so a hostile name is shown, never
 interpreted. JSON carries everything the HTML report shows; CSV is one line per finding,
 as ``audit`` writes it. Example::
@@ -14,15 +14,16 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from toolkit.audit import SEVERITIES, escape_markdown
-from toolkit.audit.formats import (
+from toolkit.audit import SEVERITIES
+from toolkit.audit.waivers import ATTENTION
+from toolkit.report.exports.formats import (
     configured_lines,
+    escape_markdown,
     frame_records,
     partial_lines,
     to_csv,
     to_json,
 )
-from toolkit.audit.waivers import ATTENTION
 from toolkit.report.report_view import (
     ACCOUNT_WIDE_NOTE,
     NO_TEAM,

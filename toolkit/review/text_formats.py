@@ -27,7 +27,7 @@ from dataclasses import asdict
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from toolkit.audit import escape_markdown as md
+from toolkit.report.exports import escape_markdown as md
 from toolkit.review.figures import coverage_sentence
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ import pandas as pd
 
 from toolkit.audit.check_file import SEVERITIES
 from toolkit.audit.findings import WORSENED
-from toolkit.audit.formats import owner_path
+from toolkit.report.exports.formats import owner_path
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping

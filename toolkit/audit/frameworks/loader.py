@@ -39,8 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
 from toolkit.audit.frameworks.model import Framework, Mapping, Requirement
-from toolkit.audit.text_file import NotUtf8, read_utf8
-from toolkit.errors import ConfigError
+from toolkit.errors import ConfigError, NotUtf8, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable

@@ -17,7 +17,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from toolkit.audit.formats import (
+from toolkit.errors import AuditError
+from toolkit.report.exports.formats import (
     duration_text,
     evidence_text,
     frame_records,
@@ -27,7 +28,6 @@ from toolkit.audit.formats import (
     ref_json,
     visible,
 )
-from toolkit.errors import AuditError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -26,10 +26,10 @@ from rich.text import Text
 
 from toolkit.audit.findings import FINDING_COLUMNS
 from toolkit.audit.lifecycle import STATES
-from toolkit.audit.ocsf import to_ocsf
-from toolkit.audit.plain_values import frame_records
-from toolkit.audit.plain_values import plain_value as _plain
-from toolkit.audit.sarif import to_sarif
+from toolkit.report.exports.ocsf import to_ocsf
+from toolkit.report.exports.plain_values import frame_records
+from toolkit.report.exports.plain_values import plain_value as _plain
+from toolkit.report.exports.sarif import to_sarif
 from toolkit.snapshot.visible_text import visible
 
 if TYPE_CHECKING:

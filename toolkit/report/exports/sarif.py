@@ -24,7 +24,7 @@ from urllib.parse import quote
 from toolkit._version import __version__
 from toolkit.audit.check_file import SEVERITIES
 from toolkit.audit.findings import ALARMING
-from toolkit.audit.plain_values import frame_records
+from toolkit.report.exports.plain_values import frame_records
 
 if TYPE_CHECKING:
     import pandas as pd

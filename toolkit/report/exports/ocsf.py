@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolkit._version import __version__
-from toolkit.audit.plain_values import frame_records
+from toolkit.report.exports.plain_values import frame_records
 from toolkit.snapshot.text_scrub import scrub_text
 
 if TYPE_CHECKING:

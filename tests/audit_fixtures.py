@@ -1,8 +1,7 @@
 """Audit fixtures: a few rows per table in JSON, loaded into DuckDB views with the declared schemas.
 
-Shipped with the toolkit so users test their own checks the way the built-in ones are tested
-(``docs/checks.md``): ``pass_*.json`` and ``fail_*.json`` beside each other in a folder named
-for the check. Example::
+The tests of every floor load them so (``docs/checks.md``, "Fixtures"): ``pass_*.json`` and
+``fail_*.json`` beside each other in a folder named for the check. Example::
 
     con = fixture_connection(json.loads(path.read_text()), [spec])
     alarms = alarmed_in_last_snapshot(run_check(con, spec, fixture.get("params")))

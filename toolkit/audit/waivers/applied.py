@@ -1,8 +1,5 @@
 """Waivers in an audit: which findings each waiver holds, and a report on every waiver.
 
-The file (TOML or YAML: check, what it waives, reason, owner, expiry) is read by
-:mod:`toolkit.audit.waiver_file`.
-
 A waived finding is shown as waived, never dropped. A waiver holds findings in alarm: a
 resolved finding it matches is resolved, not waived, and counted as such. A finding two
 waivers match shows the one the report keeps (the unexpired one lasting longest, the earlier
@@ -26,7 +23,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from toolkit.audit.lifecycle import query_frame
-from toolkit.audit.waiver_file import SELECTORS, Waiver, load_waivers, parse_waivers, waivers_from
+from toolkit.audit.waivers.entries import SELECTORS
 from toolkit.errors import WaiverError
 
 if TYPE_CHECKING:
@@ -36,18 +33,9 @@ if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
-__all__ = [
-    "ATTENTION",
-    "EXPIRING_DAYS",
-    "SELECTORS",
-    "WAIVER_STATUSES",
-    "Waiver",
-    "apply_waivers",
-    "load_waivers",
-    "parse_waivers",
-    "require_known_checks",
-    "waivers_from",
-]
+    from toolkit.audit.waivers.entries import Waiver
+
+__all__ = ["ATTENTION", "EXPIRING_DAYS", "WAIVER_STATUSES", "apply_waivers", "require_known_checks"]
 
 EXPIRING_DAYS = 14
 """A waiver still hiding findings that ends within this many days is reported as expiring."""

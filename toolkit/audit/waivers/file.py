@@ -1,5 +1,5 @@
 """A waivers file, read: findings a team accepted for a while, each with a reason, an owner
-and an expiry (each entry checked: :mod:`toolkit.audit.waiver_entries`; what the audit does
+and an expiry (each entry checked: :mod:`toolkit.audit.waivers.entries`; what the audit does
 with them: :mod:`toolkit.audit.waivers`).
 
 A TOML file (or YAML, same shape) holds a list of waivers::
@@ -40,9 +40,8 @@ import tomllib
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from toolkit.audit.text_file import NotUtf8, read_utf8
-from toolkit.audit.waiver_entries import SELECTORS, Waiver, parse_waivers
-from toolkit.errors import WaiverError
+from toolkit.audit.waivers.entries import SELECTORS, Waiver, parse_waivers
+from toolkit.errors import NotUtf8, WaiverError, read_utf8
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

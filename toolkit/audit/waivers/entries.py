@@ -1,6 +1,6 @@
 """The entries of a waivers file, checked one by one: required keys, selectors, globs that
 can match, a date that exists, and messages that show a bad value cut short and say how to
-write it in the file's language (reading the file itself: :mod:`toolkit.audit.waiver_file`).
+write it in the file's language (reading the file itself: :mod:`toolkit.audit.waivers.file`).
 
 >>> parse_waivers({"waivers": [{"check": "RES002", "service": "batch-*", "reason": "r",
 ...     "owner": "o", "expires": "2099-06-30"}]})[0].selector
