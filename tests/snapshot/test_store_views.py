@@ -67,10 +67,11 @@ def test_views_take_parameters_and_keep_unknown_fields(
 
 
 _IN_ANOTHER_ZONE = """
-import json
+import json, sys
 from pathlib import Path
 from toolkit.audit import Catalogue
 from toolkit.audit.check_run import run_check
+sys.path.insert(0, "tests")  # the fixtures' loader is the tests'
 from audit_fixtures import fixture_connection
 fixture = json.loads(Path("tests/audit/fixtures/REP002/fail_oom_in_window.json").read_text())
 con = fixture_connection(fixture)
