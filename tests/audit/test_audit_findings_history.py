@@ -239,3 +239,44 @@ def test_the_rows_just_appended_are_read_from_memory_not_from_the_store(
     assert result.judged and opened == ["check_results"]  # once, before the judging
     monkeypatch.undo()
     assert _findings(run_audit(store, checks=checks).findings) == _findings(result.findings)
+
+
+def _row_groups_read(store: Store, snapshot_id: str) -> tuple[int, int, int]:
+    """Of ``check_results``' row groups: how many pyarrow reads for ``snapshot_id``'s rows
+    (those its snapshot_id statistics cannot rule out), how many there are, and the rows
+    of that snapshot."""
+    import pyarrow.dataset as pads
+    from deltalake import DeltaTable
+
+    files = DeltaTable(store.table_uri("check_results")).file_uris()
+    dataset = pads.dataset(files, format="parquet")
+    wanted = pc.field("snapshot_id") == snapshot_id
+    read = [g for f in dataset.get_fragments() for g in f.split_by_row_group(filter=wanted)]
+    every = [g for f in dataset.get_fragments() for g in f.split_by_row_group()]
+    return len(read), len(every), int(dataset.count_rows(filter=wanted))
+
+
+def test_a_snapshots_results_are_read_from_its_own_row_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole store judged at once is written snapshot by snapshot: the lifecycle's read of
+    the judged and compared snapshots skips the row groups of the others, by their
+    statistics, after the judgement and after a rewrite (retention, gc)."""
+    import math
+
+    from deltalake import WriterProperties
+
+    import toolkit.snapshot.store_tables as store_tables
+    from toolkit.snapshot.findings_history import remove_findings
+
+    size = 5  # rows per row group: a snapshot's results fill several
+    monkeypatch.setattr(store_tables, "REWRITTEN", WriterProperties(max_row_group_size=size))
+    store = write_store(tmp_path / "store", history())
+    run_audit(store, checks=engine_catalogue())  # the four snapshots, one append
+    oldest, *_, newest = (s.snapshot_id for s in store.snapshots())
+    for rewritten in (False, True):
+        if rewritten:
+            remove_findings(store, [oldest])  # rewrites the table without the oldest
+        read, groups, rows = _row_groups_read(store, newest)
+        assert rows > size, "the fixture's snapshot must span row groups"
+        assert read <= math.ceil(rows / size) + 1 < groups, (read, groups, rewritten)
