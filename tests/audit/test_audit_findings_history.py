@@ -239,3 +239,54 @@ def test_the_rows_just_appended_are_read_from_memory_not_from_the_store(
     assert result.judged and opened == ["check_results"]  # once, before the judging
     monkeypatch.undo()
     assert _findings(run_audit(store, checks=checks).findings) == _findings(result.findings)
+
+
+def _row_groups_read(store: Store, snapshot_id: str) -> tuple[int, int, int, set[str]]:
+    """Of ``check_results``' row groups: how many pyarrow reads for ``snapshot_id``'s rows
+    (those its snapshot_id statistics cannot rule out), how many there are, the rows of
+    that snapshot, and the files' compression codecs."""
+    import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+
+    files = DeltaTable(store.table_uri("check_results")).file_uris()
+    dataset = pads.dataset(files, format="parquet")
+    wanted = pc.field("snapshot_id") == snapshot_id
+    read = [g for f in dataset.get_fragments() for g in f.split_by_row_group(filter=wanted)]
+    every = [g for f in dataset.get_fragments() for g in f.split_by_row_group()]
+    codecs = {
+        meta.row_group(g).column(c).compression
+        for meta in (pq.ParquetFile(f).metadata for f in files)
+        for g in range(meta.num_row_groups)
+        for c in range(meta.num_columns)
+    }
+    return len(read), len(every), int(dataset.count_rows(filter=wanted)), codecs
+
+
+def test_a_snapshots_results_are_read_from_its_own_row_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole store judged at once is written snapshot by snapshot: the lifecycle's read of
+    the judged and compared snapshots skips the row groups of the others, by their
+    statistics, after the judgement and after a rewrite (retention, gc); compressed, in
+    either case."""
+    import math
+
+    from deltalake import WriterProperties
+
+    import toolkit.snapshot.store_tables as store_tables
+    from toolkit.snapshot.findings_history import remove_findings
+
+    size = 5  # rows per row group: a snapshot's results fill several
+    small = WriterProperties(max_row_group_size=size, compression="ZSTD")
+    monkeypatch.setattr(store_tables, "HISTORY_WRITTEN", small, raising=False)
+    store = write_store(tmp_path / "store", history())
+    run_audit(store, checks=engine_catalogue())  # the four snapshots, one append
+    oldest, *_, newest = (s.snapshot_id for s in store.snapshots())
+    for rewritten in (False, True):
+        if rewritten:
+            remove_findings(store, [oldest])  # rewrites the table without the oldest
+        read, groups, rows, codecs = _row_groups_read(store, newest)
+        assert rows > size, "the fixture's snapshot must span row groups"
+        assert read <= math.ceil(rows / size) + 1 < groups, (read, groups, rewritten)
+        assert "UNCOMPRESSED" not in codecs, (codecs, rewritten)

@@ -43,6 +43,11 @@ __all__ = [
 _RESULTS = DECLARED["check_results"].arrow_schema
 _RUNS = DECLARED["check_runs"].arrow_schema
 _GROUP = ("check_id", "check_version", SNAPSHOT_ID)
+_ORDER = (SNAPSHOT_ID, "check_id", "check_version", "resource_id")
+"""How a judgement's rows are written: snapshot by snapshot, so each row group's snapshot_id
+statistics (in the Parquet footer, and per file in the Delta log) span few snapshots and a
+read of some snapshots (the lifecycle's judged and compared ones) skips the others. Sorted by
+check first, every row group of a whole store's first judgement spanned every snapshot."""
 HASH_TAG = "cols1:"
 """What starts a ``check_runs.content_hash`` of :func:`judgement_hash`'s form."""
 
@@ -52,7 +57,7 @@ def append_judgement(store: StoreTables, results: pa.Table, judged: pa.Table) ->
     per row of ``judged`` (``check_id, check_version, snapshot_id, snapshot_at``: every
     check version and snapshot judged, with rows or not); returns the run's id."""
     run_id = new_snapshot_id()
-    results = results.sort_by([(c, "ascending") for c in (*_GROUP, "resource_id")])
+    results = results.sort_by([(c, "ascending") for c in _ORDER])
     results = _with_run(results.select([n for n in _RESULTS.names if n != "run_id"]), run_id)
     results = results.select(_RESULTS.names).cast(_RESULTS)
     now = datetime.now(UTC)
@@ -181,7 +186,7 @@ def _with_run(results: pa.Table, run_id: str) -> pa.Table:
 
 def _groups(results: pa.Table, judged: pa.Table) -> Iterator[tuple[dict[str, Any], pa.Table]]:
     """Each judged check version and snapshot, with its rows (a slice: ``results`` is
-    sorted by them)."""
+    sorted by them, in :data:`_ORDER`)."""
     joined = pc.binary_join_element_wise(*(results.column(c) for c in _GROUP), "\x1f")
     encoded = joined.combine_chunks().dictionary_encode() if results.num_rows else None
     where: dict[str, tuple[int, int]] = {}

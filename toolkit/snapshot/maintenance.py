@@ -18,7 +18,7 @@ from toolkit.snapshot.findings_history import remove_findings
 from toolkit.snapshot.schema import SNAPSHOT_ID
 from toolkit.snapshot.schema_tables import DECLARED, SNAPSHOT_TABLES
 from toolkit.snapshot.snapshot_ids import id_created_at, is_snapshot_id
-from toolkit.snapshot.store_tables import REWRITTEN
+from toolkit.snapshot.store_tables import written_as
 from toolkit.snapshot.verify import find_orphans
 from toolkit.snapshot.views import VISIBLE_STATUSES
 
@@ -96,7 +96,8 @@ class CompactReport:
 
 def compact(store: StoreTables) -> CompactReport:
     """Delta ``optimize.compact`` on every table: few large files instead of many small,
-    in row groups a query of a few snapshots can skip (:data:`~toolkit.snapshot.store.REWRITTEN`).
+    compressed, in row groups a query of a few snapshots can skip (see
+    :func:`~toolkit.snapshot.store_tables.written_as`).
 
     A table older than this toolkit's properties first gets them (a checkpoint every 10
     commits; Delta statistics on no column of strings, so the rewritten files' statistics
@@ -111,7 +112,7 @@ def compact(store: StoreTables) -> CompactReport:
             continue
         before[name] = len(delta.file_uris())
         store._ensure_properties(name, delta)  # before the rewrite: its files follow them
-        delta.optimize.compact(writer_properties=REWRITTEN)
+        delta.optimize.compact(writer_properties=written_as(name))
         delta.create_checkpoint()
         after[name] = len(delta.file_uris())
     return CompactReport(before, after)

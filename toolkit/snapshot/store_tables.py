@@ -17,7 +17,7 @@ from deltalake import CommitProperties, DeltaTable, WriterProperties, write_delt
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from toolkit.errors import StoreUnavailable, storage_message
-from toolkit.snapshot.schema_tables import DECLARED
+from toolkit.snapshot.schema_tables import DECLARED, FINDINGS_TABLES
 from toolkit.snapshot.snapshot_ids import require_id
 from toolkit.snapshot.snapshot_info import SnapshotInfo
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     import pyarrow.dataset as ds
 
-__all__ = ["REWRITTEN", "ParquetFiles", "StoreTables"]
+__all__ = ["HISTORY_WRITTEN", "REWRITTEN", "ParquetFiles", "StoreTables", "written_as"]
 
 # A checkpoint every 10 commits (Delta's default is 100): a snapshot is a commit per table,
 # and opening a table replays every JSON commit since the last checkpoint.
@@ -36,12 +36,22 @@ _TABLE_PROPERTIES = {"delta.checkpointInterval": "10"}
 # default, the first 32 columns, copied names, messages and URLs into the log as plain
 # JSON, where they outlive the rows that gc and retention remove.
 _STATISTICS_COLUMNS = "delta.dataSkippingStatsColumns"
-REWRITTEN = WriterProperties(max_row_group_size=122_880)
+_ROW_GROUP = 122_880
+REWRITTEN = WriterProperties(max_row_group_size=_ROW_GROUP, compression="SNAPPY")
 """How files that hold many snapshots are written (compaction, and the rewrite that deletes
-snapshots): in row groups of DuckDB's own size. A query of a few snapshots (a latest-only
-audit, the ``_latest`` views) skips each row group whose snapshot_id statistics cannot hold
-them; with Delta's default of 1,048,576 rows a group held ten snapshots of a 10,000-service
-world, and a latest-only audit read them all (3.0-3.2 s against 2.4-2.5 s)."""
+snapshots): in row groups of DuckDB's own size, compressed as appends are (a
+WriterProperties that names no codec writes the Parquet uncompressed: three times the
+size). A query of a few snapshots (a latest-only audit, the ``_latest`` views) skips each
+row group whose snapshot_id statistics cannot hold them; with Delta's default of 1,048,576
+rows a group held ten snapshots of a 10,000-service world, and a latest-only audit read them
+all (3.0-3.2 s against 2.4-2.5 s)."""
+HISTORY_WRITTEN = WriterProperties(max_row_group_size=_ROW_GROUP, compression="ZSTD")
+"""How the findings history's files are written, appended or rewritten: a judgement of a
+whole store holds every snapshot, so its row groups are of DuckDB's size too, and the rows
+go snapshot by snapshot (:func:`~toolkit.snapshot.findings_history.append_judgement`), so
+the lifecycle's read of the judged and compared snapshots skips the others. Zstandard: in
+that order a row group repeats each check's text only a few times, and Snappy left the
+history of 90 snapshots of 1,000 services twice its size (54 MB against 29)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +167,8 @@ class StoreTables:
 
     def _append(self, name: str, data: pa.Table, snapshot_id: str) -> None:
         self._ensure_properties(name)
+        # a snapshot's files hold one snapshot each: Delta's defaults
+        written: dict[str, Any] = {"writer_properties": HISTORY_WRITTEN}
         write_deltalake(
             self.table_uri(name),
             data,
@@ -167,6 +179,7 @@ class StoreTables:
             commit_properties=CommitProperties(
                 custom_metadata={"platform_audit.snapshot_id": snapshot_id}
             ),
+            **(written if name in FINDINGS_TABLES else {}),
         )
 
     def _overwrite(self, name: str, data: pa.Table | pa.RecordBatchReader) -> None:
@@ -177,7 +190,7 @@ class StoreTables:
             data,
             mode="overwrite",
             storage_options=self._options or None,
-            writer_properties=REWRITTEN,
+            writer_properties=written_as(name),
             commit_properties=CommitProperties(custom_metadata={"platform_audit.op": "rewrite"}),
         )
 
@@ -204,6 +217,11 @@ class StoreTables:
             return None
         last = rows.sort_by([("seq", "descending")]).slice(0, 1).to_pylist()[0]
         return int(last["seq"]), str(last["chain_hash"])
+
+
+def written_as(name: str) -> WriterProperties:
+    """How a rewrite (compaction, deletion) writes table ``name``'s files."""
+    return HISTORY_WRITTEN if name in FINDINGS_TABLES else REWRITTEN
 
 
 def _table_properties(name: str) -> dict[str, str]:
