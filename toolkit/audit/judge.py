@@ -58,7 +58,8 @@ RESULTS = pa.schema([f for f in DECLARED["check_results"].arrow_schema if f.name
 CHECK_WORKERS = 2
 """Checks judged side by side (each DuckDB query also uses DuckDB's own threads)."""
 _IDS = "audit_judged_ids"
-"""The query parameter naming the snapshots judged (no check parameter is named so)."""
+"""The query parameter, and the DuckDB variable the views' ``judging()`` reads, naming the
+snapshots judged (no check parameter is named so)."""
 _KNOWN = "audit_committed_ids"
 """The one naming every committed snapshot: a row of another is refused."""
 
@@ -207,6 +208,8 @@ def _judge_one(
     cursor = con.cursor()
     try:
         set_production(cursor, production)
+        # the views' judging() (views/judging.sql): their rows of these snapshots alone
+        cursor.execute(f"SET VARIABLE {_IDS} = ?", [list(ids)])
         # The check's SQL is code from a check file, never a value; values are parameters.
         sql = (
             f"select * from (\n{spec.sql}\n) as check_rows "  # noqa: S608
