@@ -24,8 +24,11 @@ from toolkit.audit import Catalogue
 from toolkit.audit.judge import judge, versioned
 from toolkit.audit.snapshots_chosen import committed_snapshots
 from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
+from toolkit.errors import CheckDefinitionError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import duckdb
     import pyarrow as pa
 
@@ -240,3 +243,22 @@ def test_the_views_of_history_all_checks_compute_the_snapshots_judged_alone() ->
         assert {row[0] for row in con.execute(sql).fetchall()} == {ids[-1]}, name
         con.execute("RESET VARIABLE audit_judged_ids")
     con.close()
+
+
+def test_a_history_all_check_row_of_a_snapshot_not_read_is_refused(tmp_path: Path) -> None:
+    """Naming the snapshots judged to the views filters the views' table rows, never the
+    check's output: a row of a snapshot the audit did not read is refused, not dropped."""
+    (tmp_path / "TST901.sql").write_text(
+        "-- id: TST901\n-- title: Rows of a snapshot nobody committed\n-- severity: low\n"
+        "-- area: volumes\n-- risk: None.\n-- remediation: None.\n-- history: all\n"
+        "select snapshot_id, 'volume' as resource_type, id as resource_id, name as "
+        "resource_name, team_id, project_id, environment_id, null as service_id, 'ok' as "
+        "status, 'r' as reason, '{}' as evidence from volumes\n"
+        "union all select 'not-a-snapshot', 'volume', 'v-x', null, null, null, null, null, "
+        "'ok', 'r', '{}'\n",
+        encoding="utf-8",
+    )
+    check = versioned(Catalogue.load([tmp_path], builtin=False), None)[0]
+    con = fixture_connection(evolving_world(1), [check.spec])
+    with pytest.raises(CheckDefinitionError, match="'not-a-snapshot', not a snapshot the audit"):
+        _judged_alone(con, check, fixture_snapshot_ids(SNAPSHOTS)[-1])

@@ -9,7 +9,9 @@ and kept in the store's findings history (:mod:`toolkit.snapshot.findings_histor
 A check whose header says ``-- history: snapshot`` or ``previous`` judges a snapshot from
 it (and the one before) alone, so a few new snapshots are judged on a connection that
 opens only their files (and the one before each); a ``history: all`` check reads the whole
-history up to them. Rows that break the output contract are refused with the check's file
+history up to them, and its views compute rows for the snapshots judged alone (the judge
+names them in the variable ``views/judging.sql`` reads). Rows that break the output
+contract, or of a snapshot the audit did not read, are refused with the check's file
 named. Example::
 
     checks = versioned(catalogue, production_pattern(con))
