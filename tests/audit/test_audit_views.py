@@ -129,6 +129,7 @@ def test_a_connection_for_some_checks_has_only_the_views_they_read() -> None:
         "oom_kills",
         "replica_events_uncollected",
         "memory_at_oom",
+        "judging",
     }
     assert run_check(con, checks["RES006"]).num_rows > 0  # it has what it reads
     ensure_views(con, checks=[checks["REP004"]])
@@ -137,6 +138,7 @@ def test_a_connection_for_some_checks_has_only_the_views_they_read() -> None:
         "oom_kills",
         "replica_events_uncollected",
         "memory_at_oom",
+        "judging",
         "all_resources",
     }
 

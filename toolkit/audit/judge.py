@@ -9,7 +9,9 @@ and kept in the store's findings history (:mod:`toolkit.snapshot.findings_histor
 A check whose header says ``-- history: snapshot`` or ``previous`` judges a snapshot from
 it (and the one before) alone, so a few new snapshots are judged on a connection that
 opens only their files (and the one before each); a ``history: all`` check reads the whole
-history up to them. Rows that break the output contract are refused with the check's file
+history up to them, and its views compute rows for the snapshots judged alone (the judge
+names them in the variable ``views/judging.sql`` reads). Rows that break the output
+contract, or of a snapshot the audit did not read, are refused with the check's file
 named. Example::
 
     checks = versioned(catalogue, production_pattern(con))
@@ -58,7 +60,8 @@ RESULTS = pa.schema([f for f in DECLARED["check_results"].arrow_schema if f.name
 CHECK_WORKERS = 2
 """Checks judged side by side (each DuckDB query also uses DuckDB's own threads)."""
 _IDS = "audit_judged_ids"
-"""The query parameter naming the snapshots judged (no check parameter is named so)."""
+"""The query parameter, and the DuckDB variable the views' ``judging()`` reads, naming the
+snapshots judged (no check parameter is named so)."""
 _KNOWN = "audit_committed_ids"
 """The one naming every committed snapshot: a row of another is refused."""
 
@@ -207,6 +210,8 @@ def _judge_one(
     cursor = con.cursor()
     try:
         set_production(cursor, production)
+        # the views' judging() (views/judging.sql): their rows of these snapshots alone
+        cursor.execute(f"SET VARIABLE {_IDS} = ?", [list(ids)])
         # The check's SQL is code from a check file, never a value; values are parameters.
         sql = (
             f"select * from (\n{spec.sql}\n) as check_rows "  # noqa: S608

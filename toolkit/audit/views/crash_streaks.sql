@@ -11,7 +11,7 @@
 -- start from the snapshot before it, or from two before where the service was not crashing
 -- there; config_before and config_after are the two configurations compared, as JSON. A
 -- service not crashing has null streak columns. Only services that ever crash are sorted, and only streak
--- starts diffed. DEP001 reads it.
+-- starts diffed: those of the streaks of the rows judged. DEP001 reads it.
 create or replace view crash_streaks as
 with judged as (  -- narrow rows (names are joined at the end, by the check)
     select
@@ -53,9 +53,11 @@ streaks as (  -- crashing rows only (few): the start of the streak each one belo
     from state
     where crashing
 ),
-starts as (  -- the snapshots where a crash streak began: few, so only they are diffed
+starts as (  -- where the streaks of the rows judged began: few, so only they are diffed
     select id, seq, taken_at, snapshot_id, base_snapshot_id
     from state
+    semi join (select id, start_seq as seq from streaks where judging(snapshot_id)) as j
+        using (id, seq)
     where crashing and not coalesce(was_crashing, true)
 ),
 config as (
@@ -87,3 +89,4 @@ from judged as s
 left join streaks as k on k.snapshot_id = s.snapshot_id and k.id = s.id
 left join changes as b on b.id = s.id and b.seq = k.start_seq and s.crashing
 where s.crashing is not null  -- not judged without a health reading
+    and judging(s.snapshot_id)  -- views/judging.sql: the rows judged, from their history

@@ -2,16 +2,19 @@
 -- over the inventory (all_resources). access = 'all' reaches every resource of the
 -- snapshot; access = 'limited' reaches the listed resources and everything below them,
 -- and their ancestors for navigation only (navigable_only: listed, nothing more). A
--- credential whose role or scope is unknown reaches nothing here (credential_known).
--- Its expansion costs far more than its rows, so an audit computes it once:
+-- credential whose role or scope is unknown reaches nothing here (credential_roles).
+-- credential_reach_in(ids): the same, of the snapshots a list of ids names alone (null:
+-- of all), for a view that needs a few snapshots' reach out of the whole history (views/
+-- credential_reach_growth.sql). Its expansion costs far more than its rows, so an audit
+-- computes it once:
 -- materialize: shared
-create or replace view credential_reach as
+create or replace macro credential_reach_in(ids) as table
 with known as (
     select snapshot_id, snapshot_at, name as credential_name, key_id, role, access
-    from credential_known where known
+    from credential_roles where known and (ids is null or list_contains(ids, snapshot_id))
 ),
 inventory as materialized (  -- every branch below reads it: computed once
-    select * from all_resources
+    select * from all_resources where ids is null or list_contains(ids, snapshot_id)
 ),
 listed as (
     select k.snapshot_id, k.credential_name, r.resource_type, r.team_id, r.project_id,
@@ -73,4 +76,5 @@ select
     not navigable_only and role in ('editor', 'admin') as can_read_values,
     not navigable_only and role in ('editor', 'admin') as can_change,
     not navigable_only and role = 'admin' as can_delete
-from reached
+from reached;
+create or replace view credential_reach as select * from credential_reach_in(null)

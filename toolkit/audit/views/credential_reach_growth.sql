@@ -10,10 +10,9 @@ create or replace view credential_reach_growth as
 with keys as (  -- each key of each committed snapshot, with its place in the chain
     select k.snapshot_id, k.name, k.role, k.access, k.known, k.inventory_complete,
         k.incomplete_because, s.seq,
-        s.snapshot_at, k.known and coalesce(v.inventory_complete, true) as comparable
+        s.snapshot_at, k.known and k.listings_complete as comparable
     from credential_known k
     join snapshots s on s.snapshot_id = k.snapshot_id and s.status in ('complete', 'partial')
-    left join collection_coverage v on v.snapshot_id = k.snapshot_id
 ),
 pairs as (  -- few rows (keys x snapshots): the self-join costs nothing
     select c.snapshot_id, c.name, c.role, c.access, c.known, c.inventory_complete,
@@ -21,14 +20,15 @@ pairs as (  -- few rows (keys x snapshots): the self-join costs nothing
         arg_max(b.snapshot_id, b.seq) filter (where b.comparable) as base_id,
         max(b.snapshot_at) filter (where b.comparable) as base_at
     from keys c left join keys b on b.name = c.name and b.seq < c.seq
+    where judging(c.snapshot_id)  -- views/judging.sql: the keys judged, with their history
     group by all
 ),
 compared as (  -- the keys compared, and the snapshots whose reach that needs
     select * from pairs where known and base_id is not null
 ),
 reach as materialized (  -- each snapshot's reach once, for both sides of the comparison
-    select * from credential_reach
-    where snapshot_id in (select snapshot_id from compared union select base_id from compared)
+    from credential_reach_in((select list(distinct snapshot_id) from (
+        select snapshot_id from compared union all select base_id from compared)))
 ),
 now_reach as (  -- rights on resources that already existed then: new ones are not growth
     select r.credential_name, r.snapshot_id, r.resource_id,
@@ -37,7 +37,9 @@ now_reach as (  -- rights on resources that already existed then: new ones are n
             as gained
     from compared c
     join reach r on r.snapshot_id = c.snapshot_id and r.credential_name = c.name
-    join all_resources a on a.snapshot_id = c.base_id and a.resource_id = r.resource_id
+    join (select snapshot_id, resource_id from all_resources
+        where snapshot_id in (select base_id from compared)) as a
+        on a.snapshot_id = c.base_id and a.resource_id = r.resource_id
     left join reach p on p.snapshot_id = c.base_id
         and p.credential_name = r.credential_name and p.resource_id = r.resource_id
     where not r.navigable_only

@@ -7,12 +7,15 @@
 -- with no limit reported now; uncollected: no kill found where a failed call may have left the
 -- kills out (views/replica_events_uncollected.sql; failed names the calls). A table macro, as
 -- the window is the calling check's parameter: from memory_at_oom($window_days). RES006 reads it.
+-- Only the snapshots judged have rows (views/judging.sql); the limits read the killed
+-- services' whole history.
 create or replace macro memory_at_oom(window_days) as table
 with oom as (  -- a kill is never later than the snapshot reporting it
     select * exclude (last_oom), least(last_oom, snapshot_at) as oom_at
     from oom_kills(window_days)
+    where judging(snapshot_id)  -- views/judging.sql: the history is read for the limits
 ),
-uncollected as (select * from replica_events_uncollected),
+uncollected as (select * from replica_events_uncollected where judging(snapshot_id)),
 killed as (  -- only the killed services' history can matter: the joins sort that, not all
     select id, snapshot_at, memory_limits_megabytes, updated_at from services
     semi join (select service_id as id from oom) as k using (id)
@@ -50,3 +53,4 @@ select
 from services as v
 left join limits as o on o.snapshot_id = v.snapshot_id and o.service_id = v.id
 left join uncollected as u on u.snapshot_id = v.snapshot_id and u.id = v.id
+where judging(v.snapshot_id)

@@ -9,6 +9,13 @@
 -- ref_unknown: a plain variable whose value was redacted may be a reference. A table macro,
 -- as what is a secret is the calling check's parameters:
 -- from secret_ages($min_length, $secret_names, $not_secret_names). VAR008 reads it.
+-- The rows judged (views/judging.sql) are read whole; the first sightings read the whole
+-- history narrow, grouped before a name is matched against the patterns.
+create or replace macro secret_variable(name, is_protected, long_enough, secret_names,
+        not_secret_names) as
+    secret_name(name, secret_names, not_secret_names)
+    -- a length unknown (values hidden from the collecting key) is judged, as before
+    or (coalesce(is_protected, false) and coalesce(long_enough, true));
 create or replace macro secret_ages(min_length, secret_names, not_secret_names) as table
 with secrets as (
     select snapshot_id, snapshot_at, variable_id, name, team_id, project_id, environment_id,
@@ -19,10 +26,21 @@ with secrets as (
         -- list functions: no subquery over unnest() per row
         list_max(list_transform(updates, lambda u: try_cast(u as timestamptz))) as last_update
     from owned_variables
-    where not coalesce(is_reference, false)
-      and (secret_name(name, secret_names, not_secret_names)
-           -- a length unknown (values hidden from the collecting key) is judged, as before
-           or (coalesce(is_protected, false) and coalesce(value_length >= min_length, true)))
+    where judging(snapshot_id) and not coalesce(is_reference, false) and secret_variable(
+        name, is_protected, value_length >= min_length, secret_names, not_secret_names)
+),
+sightings as (  -- each value's first sighting per variable and what makes it a secret:
+    -- grouped on the columns as read, its identity built after (owned_variables' macros)
+    select variable_key(level, owner_of(level, team_id, project_id, environment_id,
+            service_id), name) as variable_id,
+        name, fingerprint, is_protected, long_enough, seen
+    from (
+        select level, team_id, project_id, environment_id, service_id, name, fingerprint,
+            is_protected, value_length >= min_length as long_enough, min(snapshot_at) as seen
+        from variables
+        where not coalesce(is_reference, false)
+        group by all
+    )
 ),
 rekeyed as (
     -- snapshots whose fingerprints are under another HMAC key than the one before (a key file
@@ -34,7 +52,7 @@ rekeyed as (
     where key_id <> key_before
 ),
 first_seen as (  -- a group by, not a window over every row: each value's first sighting
-    select variable_id, fingerprint, min(snapshot_at) as fingerprint_seen,
+    select variable_id, fingerprint, min(seen) as fingerprint_seen,
         -- in the first snapshot read (the store's first, or the few a latest-only audit
         -- reads), or the first under a new key: the value may be far older, so an age
         -- counted from there is a lower bound
@@ -47,7 +65,8 @@ first_seen as (  -- a group by, not a window over every row: each value's first 
                 over (partition by variable_id)
             and min(fingerprint_seen) over (partition by variable_id) < fingerprint_seen
             as after_unread
-    from secrets
+    from sightings
+    where secret_variable(name, is_protected, long_enough, secret_names, not_secret_names)
     group by variable_id, fingerprint
 )
 select s.*,

@@ -5,17 +5,17 @@
 -- risk: A resize that does not complete leaves the volume at its old size, usually while it is filling up.
 -- remediation: Check why the resize waits (a restart of the service is often needed) and complete or cancel it.
 -- history: all
-with dated as (
-    select v.*, n.snapshot_at as taken_at, n.seq
+-- The history is read narrow (each volume's flag in each snapshot, for its streaks); the
+-- rows judged (views/judging.sql) are read whole.
+with flags as (
+    select v.snapshot_id, v.id, v.is_pending_resize, n.snapshot_at as taken_at, n.seq
     from volumes as v join snapshots as n using (snapshot_id)
 ),
 history as (  -- only volumes that were ever pending need their history sorted
-    select * exclude (seq),  -- only a reported false ends a streak: a null is no fix
+    select snapshot_id, id, is_pending_resize, taken_at,
+        -- only a reported false ends a streak: a null is no fix
         sum(if(not is_pending_resize, 1, 0)) over (partition by id order by seq) as streak
-    from dated semi join (select id from dated where is_pending_resize) as p using (id)
-    union all  -- the others match no pending streak whatever their number
-    select * exclude (seq), null
-    from dated anti join (select id from dated where is_pending_resize) as p using (id)
+    from flags semi join (select id from flags where is_pending_resize) as p using (id)
 ),
 pending as (  -- when each streak's resize was first seen: few rows, grouped, not windowed
     select id, streak, min(taken_at) as since
@@ -24,9 +24,13 @@ pending as (  -- when each streak's resize was first seen: few rows, grouped, no
     group by id, streak
 ),
 judged as (  -- a streak from the first snapshot read may have begun before it
-    select h.*, p.since, p.since = (select min(taken_at) from dated) as since_first_read
-    from history as h
+    select v.*, n.snapshot_at as taken_at, p.since,
+        p.since = (select min(taken_at) from flags) as since_first_read
+    from volumes as v
+    join snapshots as n using (snapshot_id)
+    left join history as h on h.snapshot_id = v.snapshot_id and h.id = v.id
     left join pending as p on p.id = h.id and p.streak = h.streak
+    where judging(v.snapshot_id)
 )
 select
     snapshot_id, 'volume' as resource_type, id as resource_id, name as resource_name,
