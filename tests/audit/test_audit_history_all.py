@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.compute as pc
 import pytest
+from audit_fixtures import fixture_connection, fixture_snapshot_ids
 
 from toolkit.audit import Catalogue
 from toolkit.audit.judge import judge, versioned
 from toolkit.audit.snapshots_chosen import committed_snapshots
-from toolkit.audit.testing import fixture_connection, fixture_snapshot_ids
 from toolkit.errors import CheckDefinitionError
 
 if TYPE_CHECKING:
