@@ -125,8 +125,7 @@ def _derived_views() -> list[str]:
         for line in view.text.splitlines():
             if not line.startswith("--"):
                 break
-            if not line.startswith("-- materialize:"):
-                opening.append(line.removeprefix("--").strip())
+            opening.append(line.removeprefix("--").strip())
         created = [
             f"{code(match['name'] + (match['args'] or ''))} "
             f"({'table macro' if match['table'] else match['what'].lower()})"

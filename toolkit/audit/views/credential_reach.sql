@@ -5,9 +5,7 @@
 -- credential whose role or scope is unknown reaches nothing here (credential_roles).
 -- credential_reach_in(ids): the same, of the snapshots a list of ids names alone (null:
 -- of all), for a view that needs a few snapshots' reach out of the whole history (views/
--- credential_reach_growth.sql). Its expansion costs far more than its rows, so an audit
--- computes it once:
--- materialize: shared
+-- credential_reach_growth.sql).
 create or replace macro credential_reach_in(ids) as table
 with known as (
     select snapshot_id, snapshot_at, name as credential_name, key_id, role, access
