@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -142,6 +143,39 @@ def test_a_worker_sends_its_next_request_before_mapping_its_last_answer(
     mapped = Counter(e.removeprefix("map ") for e in log if e.startswith("map "))
     assert mapped == Counter(e.removeprefix("send ") for e in log if e.startswith("send "))
     assert len(crawled.rows["services"]) == len(sim.world.services)
+
+
+class FreezeWatch(CountingTransport):
+    """Notes, at each request, how many objects the garbage collector has set aside."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frozen: list[int] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.frozen.append(gc.get_freeze_count())
+        return await super().handle_async_request(request)
+
+
+def test_the_objects_alive_before_a_crawl_are_left_out_of_its_full_collections(
+    server: SimulatorServer, sim: Simulator
+) -> None:
+    """A full collection stops the event loop while it walks every object: during the
+    crawl it leaves the older ones (the imports, the caller's) alone, and after the crawl
+    they are the collector's again; a process that froze objects itself keeps them so."""
+    assert gc.get_freeze_count() == 0
+    watch = FreezeWatch()
+    crawl_world(server, sim.keys["admin"], transport=watch)
+    assert min(watch.frozen) > 0 and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        mine = gc.get_freeze_count()
+        watch = FreezeWatch()
+        crawl_world(server, sim.keys["admin"], transport=watch)
+        # no more set aside than the process did (fewer as some of them are freed)
+        assert max(watch.frozen) <= mine and 0 < gc.get_freeze_count() <= mine
+    finally:
+        gc.unfreeze()
 
 
 def test_deployment_depth_follows_the_cursor(server: SimulatorServer, sim: Simulator) -> None:
