@@ -92,9 +92,15 @@ def served_simulator(
 
 
 def crawl_and_write(
-    base_url: str, token: str, concurrency: int | None, workdir: str, deployment_depth: int | None
+    base_url: str,
+    token: str,
+    concurrency: int | None,
+    workdir: str,
+    deployment_depth: int | None,
+    label: str,
 ) -> dict[str, Any]:
-    """Run in a fresh child process: one `take_snapshot` into a temp store, and its figures.
+    """Run in a fresh child process: one `take_snapshot` into a temp store of its own
+    (`label`), and its figures.
 
     `concurrency=None` leaves every client setting at its default (a user's first run)."""
     import toolkit.pipeline.snapshot_job as snapshot_job
@@ -102,8 +108,8 @@ def crawl_and_write(
     from toolkit.config import Settings
 
     os.environ[_CREDENTIAL_VARIABLE] = token
-    store = Path(workdir) / f"store-{concurrency}"
-    key = Path(workdir) / f"hmac-{concurrency}.key"
+    store = Path(workdir) / f"store-{label}"
+    key = Path(workdir) / f"hmac-{label}.key"
     settings = Settings(base_url=base_url, store_url=str(store), hmac_key_file=key)
     if concurrency is not None:
         settings = Settings(
@@ -175,12 +181,13 @@ def in_child(
     workdir: Path,
     deployment_depth: int | None,
     sim_pid: int,
+    label: str,
 ) -> dict[str, Any]:
     """`crawl_and_write` in a spawned process, so its peak RSS and its CPU time are the
     crawl's and write's; `sim_pid`'s CPU time meanwhile is `simulator_cpu_s`."""
     context = multiprocessing.get_context("spawn")
     with context.Pool(processes=1, maxtasksperchild=1) as pool:
-        args = (base_url, token, concurrency, str(workdir), deployment_depth)
+        args = (base_url, token, concurrency, str(workdir), deployment_depth, label)
         sim_before = _cpu_s_of(sim_pid)
         figures: dict[str, Any] = pool.apply(crawl_and_write, args)
         sim_after = _cpu_s_of(sim_pid)
@@ -206,24 +213,29 @@ def sequential(base_url: str, token: str, planned: list[tuple[str, dict[str, Any
 def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     """Serve, crawl and write in a child, replay sequentially; every figure in one dict.
 
-    With `--defaults-too` the same world is crawled a second time at the client's default
-    settings (no arguments but URL and key), beside the run at concurrency C."""
+    Unless `--no-warm-up`, a first crawl at concurrency C is made and set aside, so that
+    every measured crawl meets a simulator that has already built the world's deployment
+    histories (it caches those of 4,096 services) and run each code path once. With
+    `--defaults-too` the same world is crawled again at the client's default settings (no
+    arguments but URL and key), beside the run at concurrency C."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="crawl-bench-") as tmp:
         workdir = Path(tmp)
         sim_started = time.perf_counter()
         with served_simulator(args.services, args.latency_ms, args.seed, workdir) as sim:
             sim_start_s = time.perf_counter() - sim_started
-            figures = in_child(
-                sim.base_url, sim.token, args.concurrency, workdir, args.deployment_depth, sim.pid
-            )
+            crawl = (sim.base_url, sim.token)
+            depth = args.deployment_depth
+            warm_up = None
+            if not args.no_warm_up:
+                warm_up = in_child(*crawl, args.concurrency, workdir, depth, sim.pid, "warm-up")
+                warm_up.pop("planned")
+            figures = in_child(*crawl, args.concurrency, workdir, depth, sim.pid, "measured")
             planned = figures.pop("planned")
             seq_s = None if args.skip_sequential else sequential(sim.base_url, sim.token, planned)
             defaults = None
             if args.defaults_too:
-                defaults = in_child(
-                    sim.base_url, sim.token, None, workdir, args.deployment_depth, sim.pid
-                )
+                defaults = in_child(*crawl, None, workdir, depth, sim.pid, "defaults")
                 defaults.pop("planned")
     report = {
         "services": args.services,
@@ -238,7 +250,14 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     }
     if defaults is not None:
         report["at_defaults"] = _bounded(defaults, args.latency_ms)
+    if warm_up is not None:
+        warm = _bounded(warm_up, args.latency_ms)
+        report["warm_up"] = {k: warm[k] for k in _WARM_UP_FIGURES}
     return report
+
+
+_WARM_UP_FIGURES = ("wall_s", "ratio_to_lower_bound", "cpu_per_call_ms", "simulator_cpu_s")
+"""What the report keeps of the crawl set aside: enough to see what warming up changed."""
 
 
 def _bounded(figures: dict[str, Any], latency_ms: float) -> dict[str, Any]:
@@ -274,6 +293,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--defaults-too",
         action="store_true",
         help="crawl the same world again at the client's default settings",
+    )
+    parser.add_argument(
+        "--no-warm-up",
+        action="store_true",
+        help="measure the first crawl of the world too (no crawl set aside before)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON only")
     return parser.parse_args(argv)

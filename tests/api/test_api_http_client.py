@@ -8,6 +8,7 @@ httpcore, so the last tests here are the alarm for a changed httpx or httpcore.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
@@ -226,6 +227,48 @@ def test_a_refused_connection_is_a_connect_error() -> None:
         port = sock.getsockname()[1]  # bound, never listening: refused
         with pytest.raises(httpcore.ConnectError):
             asyncio.run(AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=5))
+
+
+def test_a_request_on_a_warm_connection_never_waits_behind_other_tasks() -> None:
+    """A crawl's answers queue on one event loop: a request that let every other ready task
+    run before it was written, and again before its answer was returned (httpcore's anyio
+    locks did, three times per request), waited behind their parsing each time."""
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n"
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            while await reader.readuntil(b"\r\n\r\n"):
+                writer.write(head + b"{}")  # in one write: the body arrives with the head
+
+    async def run() -> tuple[list[bool], bool]:
+        server, port = await _server(serve)
+        config = ClientConfig(base_url=f"http://127.0.0.1:{port}", token=Secret("t"))
+        async with server, http_client(config) as client:
+            requests = Requests(client, config.base_url)
+            await (await requests.send(requests.build("GET", "/", {}, timeout_s=5))).aread()
+            connection = client._transport._pool.connections[0]  # type: ignore[attr-defined]
+            stream = connection._connection._network_stream
+            others: list[str] = []  # what other tasks did meanwhile
+            written: list[bool] = []
+            write = stream.write
+
+            async def watched(buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
+                written.append("before writing" in others)
+                await write(buffer, timeout)
+
+            stream.write = watched
+            loop = asyncio.get_running_loop()
+            loop.call_soon(others.append, "before writing")
+            response = await requests.send(requests.build("GET", "/", {}, timeout_s=5))
+            assert connection._connection._h11_state.trailing_data[0] == b"{}"  # all arrived
+            loop.call_soon(others.append, "before returning")
+            await response.aread()
+            return written, "before returning" in others
+
+    written, returned_late = asyncio.run(run())
+    # the request was written before any other task ran, and its answer, all there, came
+    # back at once
+    assert written and (any(written), returned_late) == (False, False)
 
 
 @pytest.fixture(scope="module")

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from collect_world import Crawled, crawl_world
+from collect_world import CountingTransport, Crawled, crawl_world
 
 from toolkit.api import CATALOGUE
 from toolkit.collect import CrawlOptions, Planner
+from toolkit.collect.aliases import FieldAliases
 from toolkit.sim.history import deployments as sim_deployments
 from toolkit.snapshot.redaction import Fingerprinter
 from toolkit.snapshot.schema import SNAPSHOT_AT, SNAPSHOT_ID
@@ -18,6 +20,8 @@ from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES, TABLES
 from toolkit.snapshot.validation import to_arrow
 
 if TYPE_CHECKING:
+    import httpx
+
     from toolkit.sim import Simulator, SimulatorServer
 
 
@@ -101,6 +105,77 @@ def test_aggregated_levels_are_used(sim: Simulator, admin_crawl: Crawled) -> Non
 def test_critical_path_is_the_hierarchy_plus_one(admin_crawl: Crawled) -> None:
     # teams -> projects -> environments -> services -> deployments
     assert admin_crawl.output.result.critical_path == 5
+
+
+class SendLog(CountingTransport):
+    """Writes each request's endpoint to `log` as it is sent."""
+
+    def __init__(self, log: list[str]) -> None:
+        super().__init__()
+        self.log = log
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.log.append(f"send {_ENDPOINTS[request.url.path]}")
+        return await super().handle_async_request(request)
+
+
+_ENDPOINTS = {entry.path: name for name, entry in CATALOGUE.items()}
+
+
+def test_a_worker_sends_its_next_request_before_mapping_its_last_answer(
+    server: SimulatorServer, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer's mapping runs while the next request is on the wire, not before it: one
+    worker, `users.me` then `teams.list` queued, and the second sent before the first is
+    mapped. Every answer is still mapped: the crawl is the same."""
+    log: list[str] = []
+    normalise = FieldAliases.normalise
+
+    def logged(self: FieldAliases, endpoint: str, payload: Any) -> Any:
+        log.append(f"map {endpoint}")
+        return normalise(self, endpoint, payload)
+
+    monkeypatch.setattr(FieldAliases, "normalise", logged)
+    crawled = crawl_world(server, sim.keys["admin"], transport=SendLog(log), concurrency=1)
+    assert log[:3] == ["send users.me", "send teams.list", "map users.me"]
+    result = crawled.output.result
+    assert result.status == "complete" and result.calls == result.min_calls
+    mapped = Counter(e.removeprefix("map ") for e in log if e.startswith("map "))
+    assert mapped == Counter(e.removeprefix("send ") for e in log if e.startswith("send "))
+    assert len(crawled.rows["services"]) == len(sim.world.services)
+
+
+class FreezeWatch(CountingTransport):
+    """Notes, at each request, how many objects the garbage collector has set aside."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frozen: list[int] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.frozen.append(gc.get_freeze_count())
+        return await super().handle_async_request(request)
+
+
+def test_the_objects_alive_before_a_crawl_are_left_out_of_its_full_collections(
+    server: SimulatorServer, sim: Simulator
+) -> None:
+    """A full collection stops the event loop while it walks every object: during the
+    crawl it leaves the older ones (the imports, the caller's) alone, and after the crawl
+    they are the collector's again; a process that froze objects itself keeps them so."""
+    assert gc.get_freeze_count() == 0
+    watch = FreezeWatch()
+    crawl_world(server, sim.keys["admin"], transport=watch)
+    assert min(watch.frozen) > 0 and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        mine = gc.get_freeze_count()
+        watch = FreezeWatch()
+        crawl_world(server, sim.keys["admin"], transport=watch)
+        # no more set aside than the process did (fewer as some of them are freed)
+        assert max(watch.frozen) <= mine and 0 < gc.get_freeze_count() <= mine
+    finally:
+        gc.unfreeze()
 
 
 def test_deployment_depth_follows_the_cursor(server: SimulatorServer, sim: Simulator) -> None:

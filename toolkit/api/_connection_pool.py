@@ -16,6 +16,13 @@ the requests themselves (about half of a crawl's CPU):
   closes a connection already handed to a request (encode/httpcore#1035, #1110; httpx2
   merged the same fix).
 
+- a connection takes an anyio lock twice per request before sending it and once after its
+  answer (httpcore's `AsyncLock` under asyncio), and an anyio lock, even a free one, passes
+  its turn to every other ready task before it is taken. A crawl's request then waited
+  behind the other answers' parsing twice before it was sent, and its answer once more
+  before it was returned. The pool's connections (`PromptConnection`) take asyncio locks,
+  which a free lock grants at once.
+
 httpx 0.28 takes neither a pool nor a network backend, so `install` swaps the pool of the
 client's own transport (the one for URLs no proxy mount takes; proxies from the environment
 keep httpx's pools). That reads two private attributes, and `FairConnectionPool` overrides
@@ -26,12 +33,14 @@ not as expected, so a changed library costs CPU, never requests.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpcore
 import httpx
+from httpcore._synchronization import AsyncLock
 
 from toolkit.api._asyncio_stream import AsyncioBackend
 
@@ -40,7 +49,7 @@ if TYPE_CHECKING:
 
     from httpcore._async.connection_pool import AsyncPoolRequest
 
-__all__ = ["FairConnectionPool", "install"]
+__all__ = ["FairConnectionPool", "PromptConnection", "install"]
 
 logger = logging.getLogger("toolkit.api")
 
@@ -84,6 +93,23 @@ class FairConnectionPool(httpcore.AsyncConnectionPool):
                 break  # every connection is busy: the rest stay queued
         return closing
 
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
+        """A `PromptConnection`; through a proxy, httpcore's own kind."""
+        if self._proxy is not None:
+            return super().create_connection(origin)
+        return PromptConnection(
+            origin=origin,
+            ssl_context=self._ssl_context,
+            keepalive_expiry=self._keepalive_expiry,
+            http1=self._http1,
+            http2=self._http2,
+            retries=self._retries,
+            local_address=self._local_address,
+            uds=self._uds,
+            network_backend=self._network_backend,
+            socket_options=self._socket_options,
+        )
+
     def _assign(
         self,
         request: AsyncPoolRequest,
@@ -110,6 +136,41 @@ class FairConnectionPool(httpcore.AsyncConnectionPool):
         self._connections.append(connection)
         request.assign_to_connection(connection)
         return True
+
+
+class _PromptLock(AsyncLock):
+    """httpcore's lock interface on an `asyncio.Lock`: a free lock is taken at once, where
+    anyio's first lets every other ready task run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = asyncio.Lock()
+
+    async def __aenter__(self) -> _PromptLock:
+        await self._lock.acquire()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._lock.release()
+
+
+class PromptConnection(httpcore.AsyncHTTPConnection):
+    """httpcore's connection, whose locks (its own, and its HTTP/1.1 connection's, made on
+    the first request) are `_PromptLock`s: see the module."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._request_lock = _PromptLock()
+
+    @property
+    def _connection(self) -> httpcore.AsyncConnectionInterface | None:
+        return self._made
+
+    @_connection.setter
+    def _connection(self, made: httpcore.AsyncConnectionInterface | None) -> None:
+        if isinstance(made, httpcore.AsyncHTTP11Connection):
+            made._state_lock = _PromptLock()
+        self._made = made
 
 
 def install(client: httpx.AsyncClient, limits: httpx.Limits, ssl_context: ssl.SSLContext) -> bool:

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import gc
 import logging
 import time
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -44,7 +46,7 @@ from toolkit.collect.progress import CrawlProgress
 from toolkit.collect.scope_probe import probe_scopes
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
     from rich.console import Console
 
@@ -106,7 +108,7 @@ async def crawl_async(
     planner = Planner(fingerprints=fingerprints, options=options, known=known)
     started, clock = datetime.now(UTC), time.monotonic()
     before = client.stats()
-    with CrawlProgress(quiet=quiet, console=console) as progress:
+    with _older_objects_frozen(), CrawlProgress(quiet=quiet, console=console) as progress:
         crawler = Crawler(client, credential, progress, aliases or FieldAliases())
         audited_rows = await _run(crawler, planner, fingerprints, audited or {})
     probed: Rows = {}
@@ -141,6 +143,26 @@ async def crawl_async(
         *(result.status, result.calls, result.min_calls, len(result.errors), result.duration_s),
     )
     return CrawlOutput(tables, result)
+
+
+@contextmanager
+def _older_objects_frozen() -> Iterator[None]:
+    """Keep the garbage collector's full passes off the objects alive before the crawl.
+
+    A full pass (the oldest generation) walks every tracked object: the imports' hundreds
+    of thousands along with the crawl's rows, and it stops the event loop while it walks, so
+    every answer in flight waits. `gc.freeze` sets the older objects aside until the crawl
+    ends; garbage among them is collected after it. A process that froze objects itself
+    keeps its own arrangement.
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 async def _run(

@@ -2,6 +2,11 @@
 concurrency, and what the calls gathered (rows, errors, the calls planned, the credential's
 role). :mod:`toolkit.collect.crawl` starts it from ``/users/me`` and the hierarchy's roots
 and turns what it gathered into tables and a :class:`~toolkit.collect.CrawlResult`.
+
+A worker hands the answer it received to the event loop to be mapped into rows and further
+jobs, and sends its next request first: the request's wait for the network then covers the
+mapping, where it used to follow it. A job counts as done once its answer is mapped, so the
+crawl ends only when every child job has been planned.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ __all__ = ["ME", "Crawler"]
 
 logger = logging.getLogger("toolkit.collect")
 ME = Call.of("users.me")
+_FAILED = object()  # what `Crawler._fetch` returns for a call whose failure it recorded
 # The calls everything hangs from: if the server lacks them, the base URL is wrong.
 _ROOTS = frozenset({"users.me", "teams.list"})
 
@@ -67,6 +73,7 @@ class Crawler:
         self.missing: set[str] = set()  # endpoints the server lacks (logged once each)
         self.stop = asyncio.Event()
         self.closing = False  # set once the crawl cancels its workers
+        self.unmapped = 0  # answers received, waiting on the event loop to be mapped
 
     def submit(self, jobs: list[Job], depth: int) -> None:
         fresh = []
@@ -116,16 +123,29 @@ class Crawler:
                 return
             alive -= done
             logger.error("%d crawl worker(s) ended early; %d left", len(done), len(alive))
+        if self.unmapped:  # answers received before the end, mapped first: they plan jobs
+            await asyncio.sleep(0)  # their callbacks were queued before this task's turn
         while not self.queue.empty():
             _, _, _, job = self.queue.get_nowait()
             self._crashed(job, "not called: every crawl worker had ended")
             self.queue.task_done()
 
     async def _worker(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             _, _, depth, job = await self.queue.get()
+            self.depth = max(self.depth, depth)
+            mapping = False  # whether the job is done once its answer is mapped
             try:
-                await self._execute(job, depth)
+                payload = await self._fetch(job)
+                if payload is not _FAILED:
+                    # at most `concurrency` answers wait: never a backlog of payloads
+                    if self.unmapped >= self.client.config.concurrency:
+                        self._map(job, depth, payload)
+                    else:
+                        self.unmapped += 1
+                        loop.call_soon(self._mapped, job, depth, payload)
+                        mapping = True
             except CollectionAborted as abort:
                 self.aborted = self.aborted or abort
                 self.stop.set()
@@ -140,10 +160,23 @@ class Crawler:
             except BaseException as error:  # any other failure is one failed call too
                 self._crashed(job, _failure(error))
             finally:
-                self.queue.task_done()
+                if not mapping:
+                    self.queue.task_done()
 
-    async def _execute(self, job: Job, depth: int) -> None:
-        self.depth = max(self.depth, depth)
+    def _mapped(self, job: Job, depth: int, payload: Any) -> None:
+        """Map an answer a worker handed over (run by the event loop); the job is done."""
+        self.unmapped -= 1
+        try:
+            self._map(job, depth, payload)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:  # any failure is one failed call, as in a worker
+            self._crashed(job, _failure(error))
+        finally:
+            self.queue.task_done()
+
+    async def _fetch(self, job: Job) -> Any:
+        """The job's answer, or `_FAILED` once its failure is recorded."""
         try:
             payload = await job.call.fetch(self.client)
         except Unauthorized as error:
@@ -157,12 +190,16 @@ class Crawler:
         except (RequestError, InvalidRequest) as error:
             self.progress.finished(ok=False)
             self._failed(job, error)
-            return
+            return _FAILED
         except Exception as error:  # a failure the client did not expect: still one failed call
             self.progress.finished(ok=False)
             self._crashed(job, _failure(error))
-            return
+            return _FAILED
         self.progress.finished(ok=True)
+        return payload
+
+    def _map(self, job: Job, depth: int, payload: Any) -> None:
+        """Turn `job`'s answer into rows and the jobs it leads to, which are queued."""
         try:
             rows, children = job.handle(self.aliases.normalise(job.call.endpoint, payload))
         except Exception as error:  # a mapping bug must not lose the rest of the crawl
