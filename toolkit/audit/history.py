@@ -59,8 +59,9 @@ __all__ = ["JUDGE_BATCH_ROWS", "Batches", "History", "store_reads"]
 
 JUDGE_BATCH_ROWS = 500_000
 """About how many ``check_results`` rows a batch holds (a batch is never less than one
-snapshot of each check). A row is about 0.5 KB in Arrow (reason and evidence are text),
-and appending a batch costs a few times its size: some 1.0-1.3 GB at the peak."""
+snapshot of each check). A row is about 0.5 KB in Arrow (reason and evidence are text);
+judging and appending a batch take a few times that (``benchmarks/audit.py`` reports the
+first judgement's peak memory)."""
 
 
 @contextmanager
