@@ -14,7 +14,8 @@ The store is built once and cached under ``data/bench/audit-<services>x<snapshot
 Then it times, on a copy of the store (the findings history is written into it):
 
 - the first judgement of the whole unjudged store (every snapshot, every check, appended
-  to the findings history), and the history's size on disk beside the store's;
+  to the findings history, in a process of its own: its seconds, CPU seconds and peak
+  resident memory), and the history's size on disk beside the store's;
 - bringing the history up to date after one new snapshot and then producing the
   full-history audit (``run_audit``: the newest snapshot's judgements are removed, so it is
   judged again), as a ratio to a latest-only judgement of that snapshot (``latest_only``:
@@ -80,12 +81,15 @@ def main() -> None:
     parser.add_argument("--against", type=int, help="Also measure a store of this many snapshots.")
     # one side of one comparison run, in a process of its own (see compare())
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)
+    # the first judgement of a store, in a process of its own (see measure())
+    parser.add_argument("--first", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--check", help=argparse.SUPPRESS)
     parser.add_argument("--store", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.side:
+    if args.side or args.first:
         store = Store.open(args.store, create=False)
-        print(json.dumps(run_side(store, args.check, args.side)))
+        figures = first_judgement(store) if args.first else run_side(store, args.check, args.side)
+        print(json.dumps(figures))
         return
     say = (lambda _: None) if args.json else (lambda text: print(text, file=sys.stderr))
     store_dir = ROOT / "data" / "bench" / f"audit-{args.services}x{args.snapshots}-s{args.seed}"
@@ -295,7 +299,10 @@ def measure(folder: Path, say: Callable[[str], None], pandas: bool = True) -> di
         shutil.copytree(folder / "store", Path(work) / "store")
         store = Store.open(Path(work) / "store", create=False)
         say(f"{len(catalogue.specs)} checks; judging the whole store...")
-        first, first_s, _ = _timed(lambda: run_audit(store, checks=catalogue))
+        judging = _in_process(store, "--first")
+        first = run_audit(store, checks=catalogue)  # reads what the judging appended
+        if first.judged:
+            raise SystemExit(f"the first judgement left {first.judged} to judge")
         newest = store.snapshots()[-1].snapshot_id
         new_runs, latest_runs, new_cpu, latest_cpu = [], [], [], []
         for _ in range(FULL_RUNS):
@@ -323,7 +330,9 @@ def measure(folder: Path, say: Callable[[str], None], pandas: bool = True) -> di
         figures = {
             "checks": len(catalogue.specs),
             "findings": len(first.findings),
-            "first_judgement_s": round(first_s, 2),
+            "first_judgement_s": round(judging["seconds"], 2),
+            "first_judgement_cpu_s": round(judging["cpu_s"], 2),
+            "first_judgement_peak_rss_mb": judging["peak_rss_mb"],
             "new_snapshot_s": round(new_s, 2),
             "new_snapshot_runs_s": [round(seconds, 2) for seconds in new_runs],
             "new_snapshot_breakdown_s": {k: round(v, 2) for k, v in full.timings.items()},
@@ -446,13 +455,27 @@ def run_side(store: Store, check_id: str, side: str) -> dict[str, Any]:
             "load_s": load_s, "rows": len(result), "digest": digest.hexdigest()}  # fmt: skip
 
 
+def first_judgement(store: Store) -> dict[str, Any]:
+    """The first judgement of ``store`` (run alone in its process: its peak resident memory
+    is the judging's): seconds, CPU seconds and peak RSS in megabytes."""
+    result, seconds, used = _timed(lambda: run_audit(store, checks=Catalogue.load()))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # KB on Linux
+    return {"seconds": seconds, "cpu_s": used[0], "peak_rss_mb": peak,
+            "findings": len(result.findings)}  # fmt: skip
+
+
 def _side_in_process(store: Store, check_id: str, side: str) -> dict[str, Any]:
     """:func:`run_side` in a new interpreter (this file, run with ``--side``)."""
-    command = [sys.executable, str(Path(__file__).resolve()), "--side", side,
-               "--check", check_id, "--store", str(store.url)]  # fmt: skip
+    return _in_process(store, "--side", side, "--check", check_id)
+
+
+def _in_process(store: Store, *arguments: str) -> dict[str, Any]:
+    """This file run with ``arguments`` on ``store`` in a new interpreter: its figures."""
+    command = [sys.executable, str(Path(__file__).resolve()), *arguments,
+               "--store", str(store.url)]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"the {side} side of {check_id} failed:\n{done.stderr}")
+        raise RuntimeError(f"{' '.join(arguments)} failed:\n{done.stderr}")
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
 

@@ -176,3 +176,21 @@ def test_pandas_versions_leave_values_not_reported_unjudged(
     spec = next(s for s in Catalogue.load().specs if s.id == check_id)
     statuses = set(run_check(con, spec).column("status").to_pylist())
     assert "unknown" in statuses and "ok" in statuses, statuses
+
+
+def test_the_first_judgement_is_measured_in_a_process_of_its_own(
+    bench: ModuleType, store: Store, tmp_path: Path
+) -> None:
+    """Its peak memory is the judging's alone: the figures come from a new interpreter,
+    which appends the whole history to the store (a copy here)."""
+    import shutil
+
+    shutil.copytree(Path(store.url), tmp_path / "store")
+    copy = Store.open(tmp_path / "store", create=False)
+    figures = bench._in_process(copy, "--first")
+    assert set(figures) == {"seconds", "cpu_s", "peak_rss_mb", "findings"}
+    assert isinstance(figures["peak_rss_mb"], int)
+    from toolkit.audit import run_audit
+
+    after = run_audit(copy, checks=Catalogue.load())
+    assert after.judged == {} and len(after.findings) == figures["findings"]

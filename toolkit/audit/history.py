@@ -8,7 +8,15 @@ lifecycle reads. A connection that is not a store's (a fixture's, a notebook's
 ``store.duckdb()``) gets what its history lacks judged in memory; a latest-only audit
 judges its few snapshots in memory and reads no history. A store the audit cannot write to
 (read-only credentials) is audited all the same, the new rows in memory, and
-``warnings`` says so. Example::
+``warnings`` says so.
+
+Many snapshots (a store written by an older toolkit, a changed check's history) are judged
+in batches (:class:`Batches`) of about :data:`JUDGE_BATCH_ROWS` rows: each is appended as
+a run of its own and released before the next, and the lifecycle reads them from the
+store's files, so the judging's memory does not grow with the history, and a judging that
+stops keeps what it appended. The checks that read the whole history (``history: all``)
+are sized on their own: they give few rows a snapshot but read everything at each batch,
+so they take as many snapshots as the budget allows, and the others fill the rest. Example::
 
     history = History.open(store, production=None, latest_only=False)
     history.bring_up_to_date(catalogue, committed_snapshots(history.con), None)
@@ -34,19 +42,26 @@ from toolkit.snapshot import Store
 from toolkit.snapshot.findings_history import append_judgement
 from toolkit.snapshot.views import (
     VISIBLE_STATUSES,
+    attach_findings,
     connect,
     store_read_failure,
     store_unreadable,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
     from toolkit.audit.catalogue import Catalogue
     from toolkit.audit.check_file import CheckSpec
     from toolkit.audit.judge import Versioned
 
-__all__ = ["History", "store_reads"]
+__all__ = ["JUDGE_BATCH_ROWS", "Batches", "History", "store_reads"]
+
+JUDGE_BATCH_ROWS = 500_000
+"""About how many ``check_results`` rows a batch holds (a batch is never less than one
+snapshot of each check). A row is about 0.5 KB in Arrow (reason and evidence are text);
+judging and appending a batch take a few times that (``benchmarks/audit.py`` reports the
+first judgement's peak memory)."""
 
 
 @contextmanager
@@ -132,14 +147,41 @@ class History:
             self._register(fresh, with_history=False)
             return
         wanted = unjudged(checks, [s.snapshot_id for s in committed], judged_pairs(self.con))
-        with _progress(wanted) as tick:
-            fresh = judge(self.con, checks, wanted, committed, self._opener(), tick)
         self.judged = {check: len(ids) for check, ids in wanted.items()}
-        if wanted and self._store is not None:
-            self._kept(fresh, wanted, checks, committed)
-        # the connection's history is the one read before the judging, without the rows
-        # just appended: they are read from memory, not from the files they went to
-        self._register(fresh if wanted else None, with_history=True)
+        store = self._store
+        whole = [c.spec.id for c in checks if c.spec.history == "all"]
+        rates = self._rows_per_snapshot(wanted)
+        batches = Batches(wanted, committed, whole, rates, appendable=store is not None)
+        with _progress(wanted) as advance:
+            for batch in batches:
+                tick = None if advance is None else (lambda c, b=batch: advance(len(b[c])))
+                fresh = judge(self.con, checks, batch, committed, self._opener(), tick)
+                refused = batches.refused or self._kept(fresh, batch, checks, committed)
+                batches.judged(fresh, batch, refused)
+                del fresh  # released before the next batch is judged
+        if batches.refused:
+            self.warnings.append(
+                f"the findings history could not be written ({batches.refused}); this audit "
+                f"judged {batches.held_pairs} check-snapshot pair(s) in memory and the next "
+                "one judges them again"
+            )
+        if store is not None and batches.appended and batches.first is None:
+            attach_findings(self.con, store)  # the batches appended, read from its files
+        # the rows of a judging in one batch (a new snapshot) are read from memory, not from
+        # the files they went to: the connection's history is the one read before it
+        self._register(batches.in_memory(), with_history=True)
+
+    def _rows_per_snapshot(self, wanted: Mapping[str, Sequence[str]]) -> dict[str, float]:
+        """Per check ``wanted`` names, the rows a snapshot gave it (any version) in the
+        history; nothing when one snapshot is wanted (one batch whatever the figures)."""
+        if self._store is None or not any(len(ids) > 1 for ids in wanted.values()):
+            return {}
+        found = self.con.execute(
+            "select check_id, avg(row_count) from check_runs "
+            "where list_contains($checks, check_id) group by check_id",
+            {"checks": list(wanted)},
+        ).fetchall()
+        return {str(check): float(rows) for check, rows in found}
 
     def _kept(
         self,
@@ -147,12 +189,12 @@ class History:
         wanted: Mapping[str, Sequence[str]],
         checks: Sequence[Versioned],
         committed: Sequence[SnapshotRef],
-    ) -> bool:
-        """Append ``fresh`` to the store's findings history; False (and a warning) when the
-        store cannot be written."""
+    ) -> str | None:
+        """Append ``fresh`` to the store's findings history as a run of its own; why not,
+        when the store cannot be written."""
         store = self._store
         if store is None:
-            return False
+            return None
         version = {c.spec.id: c.version for c in checks}
         at = {s.snapshot_id: s.snapshot_at for s in committed}
         judged = pa.Table.from_pylist(
@@ -165,12 +207,8 @@ class History:
         try:
             append_judgement(store, fresh, judged)
         except (StoreUnavailable, OSError, DeltaError) as exc:
-            self.warnings.append(
-                f"the findings history could not be written ({exc}); this audit judged "
-                f"{len(judged)} check-snapshot pair(s) in memory and the next one judges them again"
-            )
-            return False
-        return True
+            return str(exc)
+        return None
 
     def _register(self, fresh: pa.Table | None, *, with_history: bool) -> None:
         """``audit_results``: the history's rows of the audit's check versions, and
@@ -217,6 +255,115 @@ class History:
         return opened
 
 
+class Batches:
+    """The snapshots ``wanted`` names (per check id), in committed order, in batches (see
+    the module docstring), and what became of them. ``whole``: the ids of the checks that
+    read the whole history; ``rates``: rows a snapshot per check id, from the history.
+    ``appendable`` False (a caller's connection: nowhere to append) makes one batch."""
+
+    def __init__(
+        self,
+        wanted: Mapping[str, Sequence[str]],
+        committed: Sequence[SnapshotRef],
+        whole: Collection[str],
+        rates: Mapping[str, float],
+        *,
+        appendable: bool,
+    ) -> None:
+        named = {i for ids in wanted.values() for i in ids}
+        self._order = [s.snapshot_id for s in committed if s.snapshot_id in named]
+        self._wanted, self._rates, self._appendable = wanted, rates, appendable
+        # the checks reading the whole history first: the others fill the room they leave
+        self._lanes = [
+            lane
+            for lane in ([c for c in wanted if c in whole], [c for c in wanted if c not in whole])
+            if lane
+        ]
+        self._next = [0 for _ in self._lanes]
+        self._rows: dict[str, int] = {}
+        self._seen: dict[str, int] = {}
+        self.count = 0
+        """Batches given so far."""
+        self.appended = 0
+        """Batches appended to the store."""
+        self.first: pa.Table | None = None
+        """The first batch's rows until a second starts (the lifecycle then reads them from
+        the store's files, or, if the store refused them, from :attr:`held`)."""
+        self.held: list[pa.Table] = []
+        """The rows of the later batches that the store refused."""
+        self.held_pairs = 0
+        """Check-snapshot pairs judged and not appended."""
+        self.refused: str | None = None
+        """Why the store refused a batch (no later batch is offered to it)."""
+
+    def __iter__(self) -> Iterator[dict[str, list[str]]]:
+        while any(n < len(self._order) for n in self._next):
+            if self.first is not None:  # a second batch: release the first
+                if not self.appended:
+                    self.held.append(self.first)
+                self.first = None
+            room = float(JUDGE_BATCH_ROWS)
+            batch: dict[str, list[str]] = {}
+            for k, lane in enumerate(self._lanes):
+                start = self._next[k]
+                if start >= len(self._order):
+                    continue
+                rate = self._rate(lane)
+                size = self._size(rate, room)
+                chosen = set(self._order[start : start + size])
+                self._next[k] = start + size
+                room = max(0.0, room - (rate or 0.0) * len(chosen))
+                for check in lane:
+                    ids = [i for i in self._wanted[check] if i in chosen]
+                    if ids:
+                        batch[check] = ids
+            self.count += 1
+            yield batch
+
+    def _size(self, rate: float | None, room: float) -> int:
+        if not self._appendable:
+            return len(self._order)
+        return 1 if rate is None else max(1, int(room // max(rate, 1.0)))
+
+    def _rate(self, lane: Sequence[str]) -> float | None:
+        """Rows a snapshot of the checks ``lane`` names: as judged so far, else as the
+        history says; None when some check has neither."""
+        total = 0.0
+        for check in lane:
+            if self._seen.get(check):
+                total += self._rows.get(check, 0) / self._seen[check]
+            elif check in self._rates:
+                total += self._rates[check]
+            else:
+                return None
+        return total
+
+    def judged(
+        self, rows: pa.Table, batch: Mapping[str, Sequence[str]], refused: str | None
+    ) -> None:
+        """The ``rows`` of ``batch``: appended to the store unless it ``refused`` them (or
+        there is no store to append to)."""
+        counts = rows.group_by("check_id").aggregate([([], "count_all")]).to_pylist()
+        for row in counts:
+            self._rows[row["check_id"]] = self._rows.get(row["check_id"], 0) + row["count_all"]
+        for check, ids in batch.items():
+            self._seen[check] = self._seen.get(check, 0) + len(ids)
+        if refused is not None:
+            self.refused = self.refused or refused
+            self.held_pairs += sum(len(ids) for ids in batch.values())
+        elif self._appendable:
+            self.appended += 1
+        if self.count == 1:
+            self.first = rows
+        elif refused is not None:
+            self.held.append(rows)
+
+    def in_memory(self) -> pa.Table | None:
+        """The rows the lifecycle reads from memory (None: none)."""
+        tables = ([] if self.first is None else [self.first]) + self.held
+        return pa.concat_tables(tables) if tables else None
+
+
 def _has_history(con: duckdb.DuckDBPyConnection) -> bool:
     try:
         con.execute("select 1 from check_results limit 0")
@@ -226,10 +373,11 @@ def _has_history(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 @contextmanager
-def _progress(wanted: Mapping[str, Sequence[str]]) -> Iterator[Callable[[str], None] | None]:
+def _progress(wanted: Mapping[str, Sequence[str]]) -> Iterator[Callable[[int], None] | None]:
     """A progress bar on standard error, when it is a terminal and the history lacks more
     than one snapshot of some check (a store written by an older toolkit, a changed check);
-    yields what advances it by one check (None: no bar)."""
+    yields what advances it by a number of check-snapshot pairs judged, across batches
+    (None: no bar)."""
     if not sys.stderr.isatty() or not any(len(ids) > 1 for ids in wanted.values()):
         with nullcontext():
             yield None
@@ -240,6 +388,7 @@ def _progress(wanted: Mapping[str, Sequence[str]]) -> Iterator[Callable[[str], N
     snapshots = max(len(ids) for ids in wanted.values())
     with Progress(console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(
-            f"judging {snapshots} snapshot(s) into the findings history", total=len(wanted)
+            f"judging {snapshots} snapshot(s) into the findings history",
+            total=sum(len(ids) for ids in wanted.values()),
         )
-        yield lambda _check_id: bar.advance(task)
+        yield lambda pairs: bar.advance(task, pairs)
