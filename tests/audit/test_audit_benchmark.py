@@ -194,3 +194,29 @@ def test_the_first_judgement_is_measured_in_a_process_of_its_own(
 
     after = run_audit(copy, checks=Catalogue.load())
     assert after.judged == {} and len(after.findings) == figures["findings"]
+
+
+def test_the_kept_store_is_compacted_and_its_next_day_has_files_of_its_own(
+    bench: ModuleType, store: Store, tmp_path: Path
+) -> None:
+    """The benchmark's "as the scheduled job keeps it" figures judge a new snapshot of a
+    compacted store: the day after the newest, evolved from it, written as the job writes
+    (a file of its own per table), beside the history's few compacted files."""
+    import shutil
+
+    shutil.copytree(Path(store.url), tmp_path / "store")
+    copy = Store.open(tmp_path / "store", create=False)
+    copy.compact()
+    compacted = bench._data_files(copy)
+    before = copy.snapshots()
+    new_id = bench.next_day(copy, len(before))
+    after = copy.snapshots()
+    assert [s.snapshot_id for s in after[:-1]] == [s.snapshot_id for s in before]
+    assert after[-1].snapshot_id == new_id and after[-1].status == "complete"
+    con = copy.duckdb()
+    counts = dict(con.execute("select snapshot_id, count(*) from services group by all").fetchall())
+    assert counts[new_id] == counts[before[-1].snapshot_id] == 40
+    written = bench._data_files(copy) - compacted
+    tables = {name for name in bench.SNAPSHOT_TABLES if copy._delta(name) is not None}
+    assert compacted == len(tables)  # the history: a file per table
+    assert 0 < written <= len(tables)  # a file per table the day wrote, none rewritten
