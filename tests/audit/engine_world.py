@@ -130,9 +130,9 @@ def record_connections(
     real = store_connections.connect
 
     def connect(
-        store: Store, ids: Collection[str] | None = None, rows: Any = None
+        store: Store, ids: Collection[str] | None = None, rows: Any = None, tables: Any = None
     ) -> duckdb.DuckDBPyConnection:
-        con = real(store, ids, rows)
+        con = real(store, ids, rows, *([] if tables is None else [tables]))
         opened.append((None if ids is None else sorted(ids), con))
         return con
 

@@ -219,6 +219,38 @@ def test_a_new_snapshot_makes_views_only_for_the_checks_on_each_connection(
     assert schema_views(main) & names(alone + whole) == names(whole)
 
 
+def test_an_audit_of_a_new_snapshot_reads_each_tables_delta_log_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection of the new snapshot's files (the checks judging a snapshot alone)
+    picks its files from the tables the audit's connection opened: no log is read again."""
+    from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES
+
+    fixture = history()
+    store = write_store(tmp_path / "store", fixture)
+    checks = Catalogue.load()
+    run_audit(store, checks=checks)
+    day5 = {**fixture["snapshots"][-1], "at": "2026-01-05T00:00:00Z"}
+    write_store(tmp_path / "store", {"snapshots": [day5]})
+    opens: list[str] = []
+    real = Store._delta
+
+    def delta(self: Store, name: str) -> object:
+        opens.append(name)
+        return real(self, name)
+
+    monkeypatch.setattr(Store, "_delta", delta)
+    opened = record_connections(monkeypatch)
+    result = run_audit(store, checks=checks)
+    assert result.judged == {spec.id: 1 for spec in checks.specs}
+    assert [ids is None for ids, _ in opened] == [True, False]  # both connections made
+    assert {name: opens.count(name) for name in SNAPSHOT_TABLES} == dict.fromkeys(
+        SNAPSHOT_TABLES, 1
+    )
+    monkeypatch.undo()
+    assert _findings(run_audit(store, checks=checks).findings) == _findings(result.findings)
+
+
 def test_the_rows_just_appended_are_read_from_memory_not_from_the_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -229,10 +261,12 @@ def test_the_rows_just_appended_are_read_from_memory_not_from_the_store(
     opened: list[str] = []
     real = Store._source
 
-    def source(self: Store, name: str, snapshot_ids: object = None) -> object:
+    def source(
+        self: Store, name: str, snapshot_ids: object = None, tables: object = None
+    ) -> object:
         if name == "check_results" and snapshot_ids is None:
             opened.append(name)
-        return real(self, name, snapshot_ids)  # type: ignore[arg-type]
+        return real(self, name, snapshot_ids, tables)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Store, "_source", source)
     result = run_audit(store, checks=checks)

@@ -102,6 +102,30 @@ def test_a_new_connection_reads_only_the_footers_of_files_it_has_not_seen(
     assert con.execute("select count(distinct snapshot_id) from services").fetchall() == [(2,)]
 
 
+def test_connections_made_from_opened_tables_read_no_log_and_show_them_as_opened(
+    store: Store, write_snapshot: WriteSnapshot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_snapshot(store, at=T0, version=0)
+    tables = views.open_tables(store)
+    first = store.snapshots()[0].snapshot_id
+    write_snapshot(store, at=T0 + timedelta(hours=1), version=1)
+    opened: list[str] = []
+    real = Store._delta
+
+    def delta(self: Store, name: str) -> object:
+        opened.append(name)
+        return real(self, name)
+
+    monkeypatch.setattr(Store, "_delta", delta)
+    rows = store._snapshot_rows()
+    every = views.connect(store, None, rows, tables)
+    some = views.connect(store, [first], rows, tables)
+    assert opened == ["snapshots"]  # the snapshots' rows alone were read here
+    query = "select count(distinct snapshot_id) from services"
+    assert every.execute(query).fetchall() == some.execute(query).fetchall() == [(1,)]
+    assert views.connect(store, None, rows).execute(query).fetchall() == [(2,)]
+
+
 def test_new_tables_checkpoint_every_ten_commits_and_compact_checkpoints_old_ones(
     store: Store, write_snapshot: WriteSnapshot
 ) -> None:

@@ -44,12 +44,15 @@ from toolkit.snapshot.views import (
     VISIBLE_STATUSES,
     attach_findings,
     connect,
+    open_tables,
     store_read_failure,
     store_unreadable,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+
+    from deltalake import DeltaTable
 
     from toolkit.audit.catalogue import Catalogue
     from toolkit.audit.check_file import CheckSpec
@@ -85,9 +88,11 @@ class History:
         store: Store | None = None,
         rows: pa.Table | None = None,
         production: str | None = None,
+        tables: Mapping[str, DeltaTable | None] | None = None,
     ) -> None:
         self.con = con
         self._store, self._rows, self._production = store, rows, production
+        self._tables = tables
         self.timings: dict[str, float] = {}
         self.judged: dict[str, int] = {}
         """Per check id, how many snapshots this audit judged (the rest it read)."""
@@ -103,12 +108,16 @@ class History:
         compare_to: str | None = None,
     ) -> History:
         """The audit's connection: a caller's as it is; a store's over every snapshot, or
-        for a latest-only audit over the files of the snapshots it reads."""
+        for a latest-only audit over the files of the snapshots it reads. The store's
+        tables are opened once: the connections of a few snapshots' files the judging
+        makes (:meth:`_opener`) pick their files from the same tables, reading no Delta
+        log again."""
         if not isinstance(source, Store):
             return cls(source)
         rows = source._snapshot_rows()  # read once: every connection gets the same table
         if not latest_only:
-            return cls(connect(source, None, rows), source, rows, production)
+            tables = open_tables(source)
+            return cls(connect(source, None, rows, tables), source, rows, production, tables)
         committed = sorted(
             (
                 SnapshotRef(
@@ -236,13 +245,16 @@ class History:
     ) -> Callable[[Sequence[str], Sequence[CheckSpec]], duckdb.DuckDBPyConnection] | None:
         """What opens a connection of some snapshots' files alone, prepared as the
         audit's with the derived views of the checks given (None for a caller's
-        connection)."""
+        connection). Its files are those of the tables :meth:`open` opened: the findings
+        history there is the one before this audit appended (the checks judged there read
+        a snapshot's tables, never the findings)."""
         store, rows, production = self._store, self._rows, self._production
         if store is None or rows is None:
             return None
+        tables = self._tables
 
         def opened(ids: Sequence[str], specs: Sequence[CheckSpec]) -> duckdb.DuckDBPyConnection:
-            own = connect(store, ids, rows)
+            own = connect(store, ids, rows, tables)
             try:
                 set_production(own, production)
                 confine(own, store.url)

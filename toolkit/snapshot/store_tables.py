@@ -127,15 +127,19 @@ class StoreTables:
         )
 
     def _source(
-        self, name: str, snapshot_ids: Collection[str] | None = None
+        self,
+        name: str,
+        snapshot_ids: Collection[str] | None = None,
+        opened: Mapping[str, DeltaTable | None] | None = None,
     ) -> ParquetFiles | ds.Dataset | None:
         """What the views read table ``name`` from: its plain Parquet files when DuckDB can
         read them itself (a local table using no Delta reader feature), else its dataset.
 
         With ``snapshot_ids``, files whose statistics show they hold none of them are left
-        out (a file without statistics is kept).
+        out (a file without statistics is kept). ``opened``: tables already opened (their
+        log read, a missing one None), by name; a table it does not name is opened here.
         """
-        delta = self._delta(name)
+        delta = opened[name] if opened is not None and name in opened else self._delta(name)
         if delta is None:
             return None
         if not self._plain_files(delta):

@@ -47,6 +47,8 @@ from toolkit.snapshot.store_tables import ParquetFiles
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
+    from deltalake import DeltaTable
+
     from toolkit.snapshot.store_tables import StoreTables
 
 __all__ = [
@@ -54,29 +56,39 @@ __all__ = [
     "attach_findings",
     "connect",
     "connect_arrow",
+    "open_tables",
     "store_read_failure",
     "store_unreadable",
 ]
 
 VISIBLE_STATUSES = ("complete", "partial")
 _OPENERS = 4
-"""Tables opened at once by :func:`connect` (reading Delta logs: I/O, not CPU)."""
+"""Tables opened at once by :func:`open_tables` (reading Delta logs: I/O, not CPU)."""
+_TABLES = (*SNAPSHOT_TABLES, *FINDINGS_TABLES)
+
+
+def open_tables(store: StoreTables) -> dict[str, DeltaTable | None]:
+    """Every table of ``store`` opened (its Delta log read; a table never written: None),
+    by name: what :func:`connect` reads, and any later connection of the same moment can
+    be made from without reading a log again."""
+    # Opening a Delta table reads its log, mostly outside the GIL: the 25 tables open side
+    # by side (a 90-snapshot store: 0.10 s one after another, 0.05-0.07 s side by side).
+    with ThreadPoolExecutor(_OPENERS, thread_name_prefix="store-open") as pool:
+        return dict(zip(_TABLES, pool.map(store._delta, _TABLES), strict=True))
 
 
 def connect(
     store: StoreTables,
     snapshot_ids: Collection[str] | None = None,
     snapshot_rows: pa.Table | None = None,
+    tables: Mapping[str, DeltaTable | None] | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A new in-memory DuckDB connection with the store's views (of ``snapshot_ids`` only,
     when given: see :meth:`Store.duckdb`). ``snapshot_rows`` is the ``snapshots`` table if
-    the caller has just read it."""
-    # Opening a Delta table reads its log, mostly outside the GIL: the 23 tables open side
-    # by side (a 90-snapshot store: 0.10 s one after another, 0.05-0.07 s side by side).
-    with ThreadPoolExecutor(_OPENERS, thread_name_prefix="store-open") as pool:
-        names = (*SNAPSHOT_TABLES, *FINDINGS_TABLES)
-        opened = pool.map(lambda name: store._source(name, snapshot_ids), names)
-        sources: dict[str, Any] = dict(zip(names, opened, strict=True))
+    the caller has just read it; ``tables`` the store's tables if it has opened them
+    (:func:`open_tables`): the views then show them as they were when opened."""
+    opened = open_tables(store) if tables is None else tables
+    sources = {name: store._source(name, snapshot_ids, opened) for name in _TABLES}
     # The snapshots table is small (a row per snapshot): it is read whole, so DuckDB never
     # pushes filters into files that Delta updates rewrote with string_view columns.
     rows = store._snapshot_rows() if snapshot_rows is None else snapshot_rows
