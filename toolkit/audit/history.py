@@ -108,10 +108,8 @@ class History:
         compare_to: str | None = None,
     ) -> History:
         """The audit's connection: a caller's as it is; a store's over every snapshot, or
-        for a latest-only audit over the files of the snapshots it reads. The store's
-        tables are opened once: the connections of a few snapshots' files the judging
-        makes (:meth:`_opener`) pick their files from the same tables, reading no Delta
-        log again."""
+        for a latest-only audit over the files of the snapshots it reads. Its tables are
+        opened once: :meth:`_opener` picks files from them, reading no Delta log again."""
         if not isinstance(source, Store):
             return cls(source)
         rows = source._snapshot_rows()  # read once: every connection gets the same table
@@ -245,9 +243,8 @@ class History:
     ) -> Callable[[Sequence[str], Sequence[CheckSpec]], duckdb.DuckDBPyConnection] | None:
         """What opens a connection of some snapshots' files alone, prepared as the
         audit's with the derived views of the checks given (None for a caller's
-        connection). Its files are those of the tables :meth:`open` opened: the findings
-        history there is the one before this audit appended (the checks judged there read
-        a snapshot's tables, never the findings)."""
+        connection), from the tables :meth:`open` opened (its findings history is the
+        one before this audit appended: no check judged there reads it)."""
         store, rows, production = self._store, self._rows, self._production
         if store is None or rows is None:
             return None
@@ -294,19 +291,15 @@ class Batches:
         self._next = [0 for _ in self._lanes]
         self._rows: dict[str, int] = {}
         self._seen: dict[str, int] = {}
-        self.count = 0
-        """Batches given so far."""
-        self.appended = 0
-        """Batches appended to the store."""
+        self.count, self.appended = 0, 0
+        """Batches given so far, and those appended to the store."""
         self.first: pa.Table | None = None
         """The first batch's rows until a second starts (the lifecycle then reads them from
         the store's files, or, if the store refused them, from :attr:`held`)."""
         self.held: list[pa.Table] = []
         """The rows of the later batches that the store refused."""
-        self.held_pairs = 0
-        """Check-snapshot pairs judged and not appended."""
-        self.refused: str | None = None
-        """Why the store refused a batch (no later batch is offered to it)."""
+        self.held_pairs = 0  # check-snapshot pairs judged and not appended
+        self.refused: str | None = None  # why the store refused a batch (then offered no more)
 
     def __iter__(self) -> Iterator[dict[str, list[str]]]:
         while any(n < len(self._order) for n in self._next):
