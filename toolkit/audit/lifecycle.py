@@ -96,11 +96,10 @@ select
         as unknown_at_target,
     min(p.snapshot_at) filter (where r.status = 'alarm') as first_seen,
     max(p.snapshot_at) filter (where r.status = 'alarm') as last_seen,
-    -- the snapshot whose row describes it: T's or C's, else (neither observed it) its
-    -- alarm where it was last observed, which the engine keeps the text of
-    coalesce(arg_max(r.snapshot_id, p.seq) filter (where p.seq = $target or p.seq = $compare),
-        arg_max(r.snapshot_id, p.seq) filter (where r.status = 'alarm' and p.seq < $compare))
-        as snapshot_id
+    -- the position of the snapshot whose row describes it: T's or C's, else (neither
+    -- observed it) its alarm where it was last observed, which the engine keeps the text of
+    coalesce(max(p.pos) filter (where p.seq = $target or p.seq = $compare),
+        max(p.pos) filter (where r.status = 'alarm' and p.seq < $compare)) as described_pos
 from audit_rows r
 join audit_positions p using (snapshot_id)
 group by r.check_id, r.resource_id
@@ -155,11 +154,13 @@ carried as (  -- in alarm at T (or C), or not observed there and in alarm when l
 ),
 per_finding as (
     select
-        o.* exclude (alarms, alarm_at_compare),
+        o.* exclude (alarms, alarm_at_compare, described_pos),
+        d.snapshot_id,
         coalesce(k.alarm_now, o.alarm_at_target) as alarm_now,
         coalesce(k.alarm_then, o.alarm_at_compare) as alarm_then,
         coalesce(k.unobserved_now, false) as unobserved_now
     from (select * from audit_summary semi join stated_pairs using (check_id, resource_id)) o
+    left join audit_positions d on d.pos = o.described_pos
     left join carried k using (check_id, resource_id)
 ),
 stated as (  -- the findings with a state
