@@ -38,9 +38,9 @@ from toolkit.audit.lifecycle import (
     build_summary,
     build_unobserved,
     findings_table,
+    mean_time_to_resolve,
     query_frame,
 )
-from toolkit.audit.resolve_times import mean_time_to_resolve
 from toolkit.audit.snapshots_chosen import (
     blind_checks,
     committed_snapshots,

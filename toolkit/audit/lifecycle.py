@@ -24,21 +24,22 @@ all of them, or the few of a latest-only audit), the partial snapshots' blind ch
 the snapshots read are numbered: one left unread would look like a fix.
 
 The history's rows are read once (:func:`build_rows`) and folded into a row per finding
-ever in alarm (:func:`build_summary`), which the states, the names and the resolve times
-(:mod:`toolkit.audit.resolve_times`) read: past that one pass, the work grows with the
-findings, not with the number of snapshots they span.
+ever in alarm (:func:`build_summary`), which the states and the episodes read: past that
+pass, the work grows with the findings, not with the number of snapshots they span.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
+
+import pyarrow as pa
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     import duckdb
     import pandas as pd
-    import pyarrow as pa
 
 __all__ = [
     "STATES",
@@ -48,7 +49,7 @@ __all__ = [
     "build_summary",
     "build_unobserved",
     "findings_table",
-    "position_count",
+    "mean_time_to_resolve",
     "query_frame",
 ]
 
@@ -56,12 +57,11 @@ STATES = ("new", "regressed", "open", "resolved")
 
 # The rows the lifecycle reads (audit_results: the findings history of the audit's check
 # versions, or a judging of its own), each read once: every row of the snapshots whose rows
-# describe findings ($described: the judged and compared ones, the partial ones and those
-# that last observed a finding) whole, as audit_text; and of the others, the rows that are
-# not ok, four columns each. audit_rows (in Arrow: the audit result's rows): every row that
-# is not ok, and every row of the snapshots whose ok rows say something ($observed: the
-# judged and compared ones, and the partial ones, where a finding with no row was not
-# observed). An ok row elsewhere changes no state, first or last seen, or resolve time.
+# describe findings ($described: the judged, compared and partial ones and those that last
+# observed a finding) whole, as audit_text; of the others, the rows that are not ok, four
+# columns each. audit_rows (Arrow: the result's rows): every row not ok, and every row of the
+# snapshots whose ok rows say something ($observed: the judged, compared and partial ones,
+# where a finding with no row was not observed). An ok row elsewhere changes no state.
 _TEXT_SQL = """
 create or replace temp table audit_text as
 select * from audit_results where list_contains($described, snapshot_id)
@@ -74,18 +74,13 @@ select check_id, snapshot_id, resource_id, status from audit_text
 where status <> 'ok' or list_contains($observed, snapshot_id)
 """
 
-# One row per finding (check, resource) ever in alarm in the snapshots read, from one
-# grouped pass over audit_rows: a finding is in alarm in a snapshot when any of the check's
-# rows for that resource alarms there, and not judged (unknown) there when none of its rows
-# there judged it. ``alarms`` holds a bit per snapshot read (by position: the first is the
-# oldest) set where it was in alarm, for the episodes; the rest is what its state, text and
-# first and last seen need. Grouped by finding, not by finding and snapshot: the history's
-# rows fold into as many groups as findings, whatever the number of snapshots.
+# One row per finding (check, resource) ever in alarm in the snapshots read, grouped by
+# finding alone (not by snapshot too: as many groups as findings, whatever the history). In
+# alarm in a snapshot: any of its rows there alarms; not judged (unknown): none judged it.
+# ``alarms``: a bit per snapshot read (by position, oldest first), set where in alarm.
 _SUMMARY_SQL = """
 create or replace temp table audit_summary as
-select
-    r.check_id,
-    r.resource_id,
+select r.check_id, r.resource_id,
     bitstring_agg(p.pos, 1, $count) filter (where r.status = 'alarm') as alarms,
     coalesce(bool_or(r.status = 'alarm' and p.seq = $target), false) as alarm_at_target,
     coalesce(bool_or(r.status = 'alarm' and p.seq = $compare), false) as alarm_at_compare,
@@ -245,6 +240,31 @@ union all
 select 'service', snapshot_id, id, name from services where snapshot_id in ({ids})
 """
 
+# Alarm episodes (:func:`_episodes`) followed by a snapshot read, not in alarm: resolved
+# then, their time to resolve runs from their first alarm to that snapshot.
+_MTTR_SQL = """
+with resolved as (
+    select e.check_id, epoch(fixed.snapshot_at) - epoch(first.snapshot_at) as seconds
+    from audit_episodes e
+    join audit_positions first on first.pos = e.started
+    join audit_positions fixed on fixed.pos = e.resolved
+)
+select c.check_id, c.severity, count(r.seconds) as resolved_count,
+    avg(r.seconds) / 3600.0 as mttr_hours
+from audit_checks c
+left join resolved r on r.check_id = c.check_id
+group by c.check_id, c.severity, c.severity_rank
+order by c.severity_rank, c.check_id
+"""
+
+# A run of snapshots in alarm ('1') or not observing the finding ('u'), holding an alarm:
+# an unobserved snapshot neither ends nor starts an episode.
+_EPISODE = re.compile("[1u]*1[1u]*")
+_EPISODES_SCHEMA = pa.schema(
+    [("check_id", pa.string()), ("started", pa.int64()), ("resolved", pa.int64())]
+)
+
+
 # A finding (ever in alarm) not observed in a snapshot: its check reads a table that a failed
 # call left short there (audit_blind, from collection_errors), and it has no row there. Only
 # partial snapshots can be blind, and their ok rows are all kept, so "no row" is known. Or its
@@ -272,8 +292,7 @@ unknown as (  -- a finding's rows in a snapshot, none of which judged it
 select a.check_id, a.resource_id, b.pos, b.seq, b.snapshot_at
 from audit_summary a
 join blind b on b.check_id = a.check_id
-anti join seen s
-    on s.check_id = a.check_id and s.resource_id = a.resource_id
+anti join seen s on s.check_id = a.check_id and s.resource_id = a.resource_id
     and s.snapshot_id = b.snapshot_id
 union all
 select u.check_id, u.resource_id, p.pos, p.seq, p.snapshot_at
@@ -312,7 +331,7 @@ def build_summary(con: duckdb.DuckDBPyConnection, target_seq: int, compare_seq: 
     """``audit_summary``: one row per finding ever in alarm in the snapshots read, from
     :func:`build_rows`'s (after :func:`build_positions`), for the snapshot at ``target_seq``
     judged against the one at ``compare_seq``."""
-    count = position_count(con)
+    (count,) = con.execute("select count(*) from audit_positions").fetchone() or (0,)
     con.execute(_SUMMARY_SQL, {"count": count, "target": target_seq, "compare": compare_seq})
 
 
@@ -337,10 +356,37 @@ def findings_table(
     con.execute(_FINDINGS_SQL, {"target": target_seq, "compare": compare_seq})
 
 
-def position_count(con: duckdb.DuckDBPyConnection) -> int:
-    """How many snapshots the lifecycle reads (:func:`build_positions`)."""
-    row = con.execute("select count(*) from audit_positions").fetchone()
-    return int(row[0]) if row else 0
+def mean_time_to_resolve(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Per check: ``check_id, severity, resolved_count, mttr_hours`` over the snapshots read
+    up to T (:func:`build_positions`).
+
+    ``mttr_hours`` is null for a check none of whose alarms has been resolved yet.
+    """
+    con.register("audit_episodes", _episodes(con))
+    return query_frame(con, _MTTR_SQL)
+
+
+def _episodes(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """``check_id, started, resolved``: the positions of the first alarm of each resolved
+    episode and of the snapshot that resolved it, from each finding's ``alarms`` (one
+    character a snapshot read) with its unobserved snapshots marked."""
+    unobserved: dict[tuple[str, str], list[int]] = {}
+    for check_id, resource_id, pos in con.execute(
+        "select check_id, resource_id, pos from audit_unobserved"
+    ).fetchall():
+        unobserved.setdefault((check_id, resource_id), []).append(pos)
+    found: dict[str, list[object]] = {name: [] for name in _EPISODES_SCHEMA.names}
+    marked = "select check_id, resource_id, alarms::varchar from audit_summary"
+    for check_id, resource_id, alarms in con.execute(marked).fetchall():
+        marks = list(alarms)
+        for pos in unobserved.get((check_id, resource_id), ()):
+            marks[pos - 1] = "u"
+        for run in _EPISODE.finditer("".join(marks)):
+            if run.end() < len(marks):  # the snapshot after it observed it, not in alarm
+                found["check_id"].append(check_id)
+                found["started"].append(run.group().index("1") + run.start() + 1)
+                found["resolved"].append(run.end() + 1)
+    return pa.table(found, schema=_EPISODES_SCHEMA)
 
 
 def query_frame(
