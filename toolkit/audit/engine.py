@@ -32,10 +32,10 @@ from toolkit.audit.check_run import confine, ensure_views, install_views, set_pr
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.history import History, store_reads
 from toolkit.audit.lifecycle import (
-    build_judged,
     build_names,
     build_positions,
     build_rows,
+    build_summary,
     build_unobserved,
     findings_table,
     mean_time_to_resolve,
@@ -168,8 +168,8 @@ def _lifecycle(
     con.register("audit_blind", blind)
     last_observed = sorted(set(_last_observed(blind, committed, compare).values()))
     build_positions(con, read_ids, target.seq)
-    build_rows(con, [*kept, *partial], last_observed)
-    build_judged(con)
+    rows = build_rows(con, [*kept, *partial], last_observed)
+    build_summary(con, target.seq, compare.seq if compare else None)
     build_unobserved(con)
     build_names(con, [*kept, *last_observed])
     findings_table(con, target.seq, compare.seq if compare else None)
@@ -184,9 +184,7 @@ def _lifecycle(
         checks=catalogue.specs,
         findings=findings,
         waiver_report=report,
-        rows=con.sql(
-            "select check_id, snapshot_id, resource_id, status from audit_rows"
-        ).to_arrow_table(),
+        rows=rows,
         details=_details(con, kept),
         snapshot_times=times,
         mttr_table=mean_time_to_resolve(con),

@@ -22,11 +22,18 @@ versions: see :mod:`toolkit.audit.judge`), the snapshots it read (:func:`build_p
 all of them, or the few of a latest-only audit), the partial snapshots' blind checks as
 ``audit_blind`` and the check metadata as ``audit_checks`` before calling the others. Only
 the snapshots read are numbered: one left unread would look like a fix.
+
+The history's rows are read once (:func:`build_rows`) and folded into a row per finding
+ever in alarm (:func:`build_summary`), which the states and the episodes read: past that
+pass, the work grows with the findings, not with the number of snapshots they span.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
+
+import pyarrow as pa
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -36,10 +43,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STATES",
-    "build_judged",
     "build_names",
     "build_positions",
     "build_rows",
+    "build_summary",
     "build_unobserved",
     "findings_table",
     "mean_time_to_resolve",
@@ -50,18 +57,16 @@ STATES = ("new", "regressed", "open", "resolved")
 
 # The rows the lifecycle reads (audit_results: the findings history of the audit's check
 # versions, or a judging of its own), each read once: every row of the snapshots whose rows
-# describe findings ($described: the judged and compared ones, the partial ones and those
-# that last observed a finding) whole, as audit_text; and of the others, the rows that are
-# not ok, four columns each. audit_rows: every row that is not ok, and every row of the
-# snapshots whose ok rows say something ($observed: the judged and compared ones, and the
-# partial ones, where a finding with no row was not observed). An ok row elsewhere changes
-# no state, first or last seen, or resolve time.
+# describe findings ($described: the judged, compared and partial ones and those that last
+# observed a finding) whole, as audit_text; of the others, the rows that are not ok, four
+# columns each. audit_rows (Arrow: the result's rows): every row not ok, and every row of the
+# snapshots whose ok rows say something ($observed: the judged, compared and partial ones,
+# where a finding with no row was not observed). An ok row elsewhere changes no state.
 _TEXT_SQL = """
 create or replace temp table audit_text as
 select * from audit_results where list_contains($described, snapshot_id)
 """
 _ROWS_SQL = """
-create or replace temp table audit_rows as
 select check_id, snapshot_id, resource_id, status from audit_results
 where status <> 'ok' and not list_contains($described, snapshot_id)
 union all
@@ -69,19 +74,31 @@ select check_id, snapshot_id, resource_id, status from audit_text
 where status <> 'ok' or list_contains($observed, snapshot_id)
 """
 
-# One row per finding (check, resource) and snapshot read: in alarm when any of the
-# check's rows for that resource alarms, not judged (unknown) when none judged it.
-_JUDGED_SQL = """
-create or replace temp table audit_judged as
-with grouped as (
-    select check_id, resource_id, snapshot_id, bool_or(status = 'alarm') as alarm,
-        bool_and(status = 'unknown') as unknown
-    from audit_rows
-    group by all
-)
-select g.*, p.seq, p.pos, p.snapshot_at
-from grouped g
+# One row per finding (check, resource) ever in alarm in the snapshots read, grouped by
+# finding alone (not by snapshot too: as many groups as findings, whatever the history). In
+# alarm in a snapshot: any of its rows there alarms; not judged (unknown): none judged it.
+# ``alarms``: a bit per snapshot read (by position, oldest first), set where in alarm.
+_SUMMARY_SQL = """
+create or replace temp table audit_summary as
+select r.check_id, r.resource_id,
+    bitstring_agg(p.pos, 1, $count) filter (where r.status = 'alarm') as alarms,
+    coalesce(bool_or(r.status = 'alarm' and p.seq = $target), false) as alarm_at_target,
+    coalesce(bool_or(r.status = 'alarm' and p.seq = $compare), false) as alarm_at_compare,
+    coalesce(bool_or(r.status = 'alarm' and p.seq < $compare), false) as alarmed_before,
+    bool_or(p.seq = $target and r.status <> 'unknown') as present_now,
+    -- rows at T, none of which judged it
+    bool_or(p.seq = $target) and not bool_or(p.seq = $target and r.status <> 'unknown')
+        as unknown_at_target,
+    min(p.snapshot_at) filter (where r.status = 'alarm') as first_seen,
+    max(p.snapshot_at) filter (where r.status = 'alarm') as last_seen,
+    -- the position of the snapshot whose row describes it: T's or C's, else (neither
+    -- observed it) its alarm where it was last observed, which the engine keeps the text of
+    coalesce(max(p.pos) filter (where p.seq = $target or p.seq = $compare),
+        max(p.pos) filter (where r.status = 'alarm' and p.seq < $compare)) as described_pos
+from audit_rows r
 join audit_positions p using (snapshot_id)
+group by r.check_id, r.resource_id
+having bool_or(r.status = 'alarm')
 """
 
 # The committed snapshots the checks read, up to T, numbered in order (pos): a snapshot
@@ -97,19 +114,20 @@ where status in ('complete', 'partial') and seq <= $target
 _FINDINGS_SQL = """
 create or replace temp table audit_findings as
 with stated_pairs as (  -- only a finding in alarm at T or C (or, not observed there, when
-    -- last observed) has a state: the others (most rows of a latest-only audit) are not grouped
-    select distinct check_id, resource_id from audit_judged
-    where alarm and (seq = $target or seq = $compare)
+    -- last observed) has a state: the others (most rows of a latest-only audit) are left out
+    select check_id, resource_id from audit_summary where alarm_at_target or alarm_at_compare
     union
     select check_id, resource_id from audit_unobserved where seq = $target or seq = $compare
 ),
 marks as (  -- the alarms and unobserved snapshots of findings some snapshot did not observe
     select *, pos - row_number() over (partition by check_id, resource_id order by pos) as island
     from (
-        select check_id, resource_id, pos, seq, alarm from audit_judged
+        select distinct r.check_id, r.resource_id, p.pos, p.seq, true as alarm
+        from audit_rows r
+        join audit_positions p using (snapshot_id)
         semi join (select distinct check_id, resource_id from audit_unobserved) u
             using (check_id, resource_id)
-        where alarm
+        where r.status = 'alarm'
         union all
         select check_id, resource_id, pos, seq, false from audit_unobserved
     )
@@ -129,31 +147,15 @@ carried as (  -- in alarm at T (or C), or not observed there and in alarm when l
     ) a using (check_id, resource_id)
     group by m.check_id, m.resource_id
 ),
-observed as (
-    select
-        check_id,
-        resource_id,
-        coalesce(bool_or(alarm and seq = $target), false) as alarm_at_target,
-        coalesce(bool_or(alarm and seq = $compare), false) as alarm_then,
-        coalesce(bool_or(alarm and seq < $compare), false) as alarmed_before,
-        bool_or(seq = $target and not unknown) as present_now,
-        coalesce(bool_or(seq = $target and unknown), false) as unknown_at_target,
-        min(snapshot_at) filter (where alarm) as first_seen,
-        max(snapshot_at) filter (where alarm) as last_seen,
-        -- the snapshot whose row describes it: T's or C's, else (neither observed it) its
-        -- alarm where it was last observed, which the engine keeps the text of
-        coalesce(arg_max(snapshot_id, seq) filter (where seq = $target or seq = $compare),
-            arg_max(snapshot_id, seq) filter (where alarm and seq < $compare)) as snapshot_id
-    from audit_judged semi join stated_pairs using (check_id, resource_id)
-    group by check_id, resource_id
-),
 per_finding as (
     select
-        o.* exclude (alarm_then),
+        o.* exclude (alarms, alarm_at_compare, described_pos),
+        d.snapshot_id,
         coalesce(k.alarm_now, o.alarm_at_target) as alarm_now,
-        coalesce(k.alarm_then, o.alarm_then) as alarm_then,
+        coalesce(k.alarm_then, o.alarm_at_compare) as alarm_then,
         coalesce(k.unobserved_now, false) as unobserved_now
-    from observed o
+    from (select * from audit_summary semi join stated_pairs using (check_id, resource_id)) o
+    left join audit_positions d on d.pos = o.described_pos
     left join carried k using (check_id, resource_id)
 ),
 stated as (  -- the findings with a state
@@ -238,40 +240,30 @@ union all
 select 'service', snapshot_id, id, name from services where snapshot_id in ({ids})
 """
 
-# Alarm episodes: runs of consecutive snapshots in alarm (gaps and islands over the
-# position of each committed snapshot). An episode followed by a snapshot that is not in
-# alarm was resolved then; its time to resolve runs from its first alarm to that snapshot.
+# Alarm episodes (:func:`_episodes`) followed by a snapshot read, not in alarm: resolved
+# then, their time to resolve runs from their first alarm to that snapshot.
 _MTTR_SQL = """
-with marks as (  -- alarms, and snapshots that did not observe a finding (audit_unobserved)
-    select check_id, resource_id, pos, snapshot_at, true as alarm from audit_judged where alarm
-    union all
-    select check_id, resource_id, pos, snapshot_at, false from audit_unobserved
-),
-islands as (
-    select *, pos - row_number() over (partition by check_id, resource_id order by pos) as island
-    from marks
-),
-episodes as (  -- a run of marks with an alarm: unobserved snapshots neither end nor start one
-    select check_id, min(snapshot_at) filter (where alarm) as started, max(pos) as last_pos
-    from islands
-    group by check_id, resource_id, island
-    having bool_or(alarm)
-),
-resolved as (
-    select e.check_id, epoch(p.snapshot_at) - epoch(e.started) as seconds
-    from episodes e
-    join audit_positions p on p.pos = e.last_pos + 1
+with resolved as (
+    select e.check_id, epoch(fixed.snapshot_at) - epoch(first.snapshot_at) as seconds
+    from audit_episodes e
+    join audit_positions first on first.pos = e.started
+    join audit_positions fixed on fixed.pos = e.resolved
 )
-select
-    c.check_id,
-    c.severity,
-    count(r.seconds) as resolved_count,
+select c.check_id, c.severity, count(r.seconds) as resolved_count,
     avg(r.seconds) / 3600.0 as mttr_hours
 from audit_checks c
 left join resolved r on r.check_id = c.check_id
 group by c.check_id, c.severity, c.severity_rank
 order by c.severity_rank, c.check_id
 """
+
+# A run of snapshots in alarm ('1') or not observing the finding ('u'), holding an alarm:
+# an unobserved snapshot neither ends nor starts an episode.
+_EPISODE = re.compile("[1u]*1[1u]*")
+_EPISODES_SCHEMA = pa.schema(
+    [("check_id", pa.string()), ("started", pa.int64()), ("resolved", pa.int64())]
+)
+
 
 # A finding (ever in alarm) not observed in a snapshot: its check reads a table that a failed
 # call left short there (audit_blind, from collection_errors), and it has no row there. Only
@@ -280,41 +272,50 @@ order by c.severity_rank, c.check_id
 _UNOBSERVED_SQL = """
 create or replace temp table audit_unobserved as
 with blind as (
-    select b.check_id, p.pos, p.seq, p.snapshot_at
+    select b.check_id, b.snapshot_id, p.pos, p.seq, p.snapshot_at
     from audit_blind b
     join audit_positions p using (snapshot_id)
 ),
-alarmed as (
-    select distinct check_id, resource_id from audit_judged semi join blind using (check_id)
-    where alarm
+seen as (  -- the rows of the blind checks in the snapshots they are blind in
+    select distinct check_id, resource_id, snapshot_id from audit_rows
+    semi join blind using (check_id, snapshot_id)
+),
+unknown as (  -- a finding's rows in a snapshot, none of which judged it
+    select check_id, resource_id, snapshot_id from audit_rows
+    semi join (
+        select distinct check_id, resource_id, snapshot_id from audit_rows
+        where status = 'unknown'
+    ) u using (check_id, resource_id, snapshot_id)
+    group by check_id, resource_id, snapshot_id
+    having bool_and(status = 'unknown')
 )
 select a.check_id, a.resource_id, b.pos, b.seq, b.snapshot_at
-from alarmed a
-join blind b using (check_id)
-where not exists (
-    select 1 from audit_judged j
-    where j.check_id = a.check_id and j.resource_id = a.resource_id and j.pos = b.pos
-)
+from audit_summary a
+join blind b on b.check_id = a.check_id
+anti join seen s on s.check_id = a.check_id and s.resource_id = a.resource_id
+    and s.snapshot_id = b.snapshot_id
 union all
-select j.check_id, j.resource_id, j.pos, j.seq, j.snapshot_at
-from audit_judged j
-semi join (select distinct check_id, resource_id from audit_judged where alarm) a
-    using (check_id, resource_id)
-where j.unknown
+select u.check_id, u.resource_id, p.pos, p.seq, p.snapshot_at
+from unknown u
+semi join audit_summary a using (check_id, resource_id)
+join audit_positions p using (snapshot_id)
 """
 
 
 def build_rows(
     con: duckdb.DuckDBPyConnection, observed: Sequence[str], described: Sequence[str]
-) -> None:
+) -> pa.Table:
     """``audit_text``: every row of ``audit_results`` in the ``described`` snapshots (those
     whose rows describe findings: ``observed`` and the snapshots that last observed one);
     ``audit_rows``: the rows the lifecycle reads (every row that is not ok, and every row
-    of the ``observed`` snapshots: judged, compared and partial). The history is read once
-    for each, with only the columns and rows they keep."""
+    of the ``observed`` snapshots: judged, compared and partial), in Arrow, returned: the
+    audit result's ``rows``. The history is read once for each, with only the columns and
+    rows they keep."""
     params = {"observed": list(observed), "described": sorted({*observed, *described})}
     con.execute(_TEXT_SQL, {"described": params["described"]})
-    con.execute(_ROWS_SQL, params)
+    rows = con.sql(_ROWS_SQL, params=params).to_arrow_table()
+    con.register("audit_rows", rows)
+    return rows
 
 
 def build_positions(
@@ -326,9 +327,12 @@ def build_positions(
     con.execute(_POSITIONS_SQL, {"ids": ids, "target": target_seq})
 
 
-def build_judged(con: duckdb.DuckDBPyConnection) -> None:
-    """``audit_judged``: one row per finding and snapshot read, from :func:`build_rows`'s."""
-    con.execute(_JUDGED_SQL)
+def build_summary(con: duckdb.DuckDBPyConnection, target_seq: int, compare_seq: int | None) -> None:
+    """``audit_summary``: one row per finding ever in alarm in the snapshots read, from
+    :func:`build_rows`'s (after :func:`build_positions`), for the snapshot at ``target_seq``
+    judged against the one at ``compare_seq``."""
+    (count,) = con.execute("select count(*) from audit_positions").fetchone() or (0,)
+    con.execute(_SUMMARY_SQL, {"count": count, "target": target_seq, "compare": compare_seq})
 
 
 def build_unobserved(con: duckdb.DuckDBPyConnection) -> None:
@@ -358,7 +362,31 @@ def mean_time_to_resolve(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
     ``mttr_hours`` is null for a check none of whose alarms has been resolved yet.
     """
+    con.register("audit_episodes", _episodes(con))
     return query_frame(con, _MTTR_SQL)
+
+
+def _episodes(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """``check_id, started, resolved``: the positions of the first alarm of each resolved
+    episode and of the snapshot that resolved it, from each finding's ``alarms`` (one
+    character a snapshot read) with its unobserved snapshots marked."""
+    unobserved: dict[tuple[str, str], list[int]] = {}
+    for check_id, resource_id, pos in con.execute(
+        "select check_id, resource_id, pos from audit_unobserved"
+    ).fetchall():
+        unobserved.setdefault((check_id, resource_id), []).append(pos)
+    found: dict[str, list[object]] = {name: [] for name in _EPISODES_SCHEMA.names}
+    marked = "select check_id, resource_id, alarms::varchar from audit_summary"
+    for check_id, resource_id, alarms in con.execute(marked).fetchall():
+        marks = list(alarms)
+        for pos in unobserved.get((check_id, resource_id), ()):
+            marks[pos - 1] = "u"
+        for run in _EPISODE.finditer("".join(marks)):
+            if run.end() < len(marks):  # the snapshot after it observed it, not in alarm
+                found["check_id"].append(check_id)
+                found["started"].append(run.group().index("1") + run.start() + 1)
+                found["resolved"].append(run.end() + 1)
+    return pa.table(found, schema=_EPISODES_SCHEMA)
 
 
 def query_frame(
