@@ -4,11 +4,13 @@ table on (a structural test; the seconds are the benchmark's, benchmarks/audit.p
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from audit_fixtures import fixture_connection
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
+from toolkit.audit.check_run import run_check
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -17,6 +19,7 @@ SNAPSHOTS = 20
 """More than the views write out as literal ids: they read the visible snapshots as a
 store of 90 does (toolkit/snapshot/views.py)."""
 SERVICES = 40
+FIXTURES = Path(__file__).with_name("fixtures") / "REP003"
 
 
 def _fixture() -> dict[str, Any]:
@@ -83,3 +86,29 @@ def test_rep003_builds_its_hash_tables_on_the_services_and_owners_not_the_histor
     probe, build = names[0]["children"]
     assert any("name" in columns for columns in _scans(build))
     assert not any("name" in columns for columns in _scans(probe))
+
+
+_REFERENCE = """
+select h.snapshot_id, h.service_id, to_json(struct_pack(h.restarts, h.previous, h.increase,
+    previous_at := to_json(h.previous_at), h.pods, new_or_reset := h.fresh,
+    not_reported := h.uncounted, min_increase := $min_increase))::varchar as evidence
+from replica_restarts as h
+"""
+"""REP003's evidence as DuckDB's own JSON writer makes it from the same values."""
+
+
+def test_rep003_writes_out_the_json_duckdb_would() -> None:
+    spec = next(s for s in discover_checks([BUILTIN_CHECKS]) if s.id == "REP003")
+    fixtures = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(FIXTURES.glob("*.json"))]
+    compared = 0
+    for fixture in [*fixtures, _fixture()]:
+        con = fixture_connection(fixture, [spec])
+        params = dict(spec.bind(fixture.get("params")))
+        rows = run_check(con, spec, fixture.get("params")).select(
+            ["snapshot_id", "service_id", "evidence"]
+        )
+        reference = con.sql(_REFERENCE, params={"min_increase": params["min_increase"]})
+        expected = sorted(reference.fetchall())
+        assert sorted(zip(*rows.to_pydict().values(), strict=True)) == expected
+        compared += len(expected)
+    assert compared > SNAPSHOTS * SERVICES  # nulls, first counts and resets among them
