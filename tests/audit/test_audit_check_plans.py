@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from audit_fixtures import fixture_connection
 
 from toolkit.audit.check_file import BUILTIN_CHECKS, discover_checks
@@ -19,7 +20,7 @@ SNAPSHOTS = 20
 """More than the views write out as literal ids: they read the visible snapshots as a
 store of 90 does (toolkit/snapshot/views.py)."""
 SERVICES = 40
-FIXTURES = Path(__file__).with_name("fixtures") / "REP003"
+FIXTURES = Path(__file__).with_name("fixtures")
 
 
 def _fixture() -> dict[str, Any]:
@@ -30,7 +31,8 @@ def _fixture() -> dict[str, Any]:
                 "at": f"2026-01-{day + 1:02d}T00:00:00Z",
                 "tables": {
                     "services": [
-                        {"id": f"s{i}", "name": f"web-{i}", **owner} for i in range(SERVICES)
+                        {"id": f"s{i}", "name": f"web-{i}", **owner, **_limits(i, day)}
+                        for i in range(SERVICES)
                     ],
                     "replicas": [
                         {"service_id": f"s{i}", "runtime_name": f"w-{i}", "restart_count": day}
@@ -42,6 +44,12 @@ def _fixture() -> dict[str, Any]:
             for day in range(SNAPSHOTS)
         ]
     }
+
+
+def _limits(service: int, day: int) -> dict[str, int | None]:
+    """Limits and requests not reported (null), unset (-1 or 0) and set, changing by day."""
+    values = (None, -1, 0, 100 * (service + day), 7 * (service + 1))
+    return {name: values[(service + day + k) % len(values)] for k, name in enumerate(_LIMITS)}
 
 
 def _joins(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -88,27 +96,35 @@ def test_rep003_builds_its_hash_tables_on_the_services_and_owners_not_the_histor
     assert not any("name" in columns for columns in _scans(probe))
 
 
-_REFERENCE = """
-select h.snapshot_id, h.service_id, to_json(struct_pack(h.restarts, h.previous, h.increase,
-    previous_at := to_json(h.previous_at), h.pods, new_or_reset := h.fresh,
-    not_reported := h.uncounted, min_increase := $min_increase))::varchar as evidence
-from replica_restarts as h
-"""
-"""REP003's evidence as DuckDB's own JSON writer makes it from the same values."""
+_LIMITS = ("cpu_limits_millicores", "cpu_requests_millicores", "memory_limits_megabytes",
+           "memory_requests_megabytes")  # fmt: skip
+_JSON = {  # each check's evidence as DuckDB's own JSON writer makes it from the same values
+    "RES002": "select snapshot_id, id, to_json(struct_pack(memory_limits_megabytes, "
+    "memory_requests_megabytes))::varchar from services",
+    "RES005": "select snapshot_id, id, to_json(struct_pack(cpu_limits_millicores, "
+    "cpu_requests_millicores, memory_limits_megabytes, memory_requests_megabytes, "
+    "max_ratio := $max_ratio))::varchar from services",
+    "REP003": "select snapshot_id, service_id, to_json(struct_pack(h.restarts, h.previous, "
+    "h.increase, previous_at := to_json(h.previous_at), h.pods, new_or_reset := h.fresh, "
+    "not_reported := h.uncounted, min_increase := $min_increase))::varchar "
+    "from replica_restarts as h",
+}
 
 
-def test_rep003_writes_out_the_json_duckdb_would() -> None:
-    spec = next(s for s in discover_checks([BUILTIN_CHECKS]) if s.id == "REP003")
-    fixtures = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(FIXTURES.glob("*.json"))]
+@pytest.mark.parametrize("check_id", sorted(_JSON))
+def test_evidence_written_out_is_the_json_duckdb_would_write(check_id: str) -> None:
+    spec = next(s for s in discover_checks([BUILTIN_CHECKS]) if s.id == check_id)
+    paths = sorted((FIXTURES / check_id).glob("*.json"))
     compared = 0
-    for fixture in [*fixtures, _fixture()]:
+    for fixture in [*(json.loads(p.read_text(encoding="utf-8")) for p in paths), _fixture()]:
         con = fixture_connection(fixture, [spec])
         params = dict(spec.bind(fixture.get("params")))
         rows = run_check(con, spec, fixture.get("params")).select(
-            ["snapshot_id", "service_id", "evidence"]
+            ["snapshot_id", "resource_id", "evidence"]
         )
-        reference = con.sql(_REFERENCE, params={"min_increase": params["min_increase"]})
+        sql = _JSON[check_id]
+        reference = con.sql(sql, params={k: v for k, v in params.items() if f"${k}" in sql})
         expected = sorted(reference.fetchall())
         assert sorted(zip(*rows.to_pydict().values(), strict=True)) == expected
         compared += len(expected)
-    assert compared > SNAPSHOTS * SERVICES  # nulls, first counts and resets among them
+    assert compared > SNAPSHOTS * SERVICES  # nulls, unset (-1) and first counts among them

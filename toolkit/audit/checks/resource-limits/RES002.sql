@@ -33,5 +33,10 @@ select
             ' MB of memory.'
         )
     end as reason,
-    to_json(struct_pack(memory_limits_megabytes, memory_requests_megabytes)) as evidence
+    -- the evidence's JSON written out: integers, no text to escape (to_json of a
+    -- struct_pack took a tenth of the check)
+    concat(
+        '{"memory_limits_megabytes":', coalesce(memory_limits_megabytes::varchar, 'null'),
+        ',"memory_requests_megabytes":', coalesce(memory_requests_megabytes::varchar, 'null'), '}'
+    ) as evidence
 from services

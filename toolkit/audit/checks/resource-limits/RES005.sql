@@ -46,8 +46,13 @@ select
         coalesce(round(cpu_ratio, 2) || 'x', 'not comparable'), ', memory ',
         coalesce(round(memory_ratio, 2) || 'x', 'not comparable'), ').'
     ) as reason,
-    to_json(struct_pack(
-        cpu_limits_millicores, cpu_requests_millicores, memory_limits_megabytes,
-        memory_requests_megabytes, max_ratio := $max_ratio
-    )) as evidence
+    -- the evidence's JSON written out: integers, no text to escape (to_json of a
+    -- struct_pack took a tenth of the check)
+    concat(
+        '{"cpu_limits_millicores":', coalesce(cpu_limits_millicores::varchar, 'null'),
+        ',"cpu_requests_millicores":', coalesce(cpu_requests_millicores::varchar, 'null'),
+        ',"memory_limits_megabytes":', coalesce(memory_limits_megabytes::varchar, 'null'),
+        ',"memory_requests_megabytes":', coalesce(memory_requests_megabytes::varchar, 'null'),
+        ',"max_ratio":', to_json($max_ratio), '}'
+    ) as evidence
 from judged
