@@ -519,9 +519,21 @@ def first_judgement(store: Store) -> dict[str, Any]:
     """The first judgement of ``store`` (run alone in its process: its peak resident memory
     is the judging's): seconds, CPU seconds and peak RSS in megabytes."""
     result, seconds, used = _timed(lambda: run_audit(store, checks=Catalogue.load()))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # KB on Linux
+    peak = _peak_rss_mb()
     return {"seconds": seconds, "cpu_s": used[0], "peak_rss_mb": peak,
             "findings": len(result.findings)}  # fmt: skip
+
+
+def _peak_rss_mb() -> int:
+    """This process's peak resident memory in megabytes: Linux's ``VmHWM``, which starts
+    afresh at ``exec`` (``ru_maxrss`` keeps the parent's peak at the fork: a judging started
+    by a benchmark that had judged a larger store read as large as that one)."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text(encoding="utf-8").splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) // 1024  # kB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # KB on Linux
 
 
 def _side_in_process(store: Store, check_id: str, side: str) -> dict[str, Any]:

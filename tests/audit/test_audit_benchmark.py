@@ -220,3 +220,19 @@ def test_the_kept_store_is_compacted_and_its_next_day_has_files_of_its_own(
     tables = {name for name in bench.SNAPSHOT_TABLES if copy._delta(name) is not None}
     assert compacted == len(tables)  # the history: a file per table
     assert 0 < written <= len(tables)  # a file per table the day wrote, none rewritten
+
+
+def test_the_first_judgements_peak_memory_is_its_own_not_its_parents(
+    bench: ModuleType, store: Store, tmp_path: Path
+) -> None:
+    """The judging's process is started by a benchmark that may hold far more memory (it
+    judged a larger store before): the peak reported is the judging's alone."""
+    import shutil
+
+    shutil.copytree(Path(store.url), tmp_path / "store")
+    copy = Store.open(tmp_path / "store", create=False)
+    held = bytearray(1024 * 2**20)  # the parent's memory, resident
+    held[::4096] = b"x" * len(range(0, len(held), 4096))
+    figures = bench._in_process(copy, "--first")
+    assert figures["peak_rss_mb"] < 1024, figures
+    del held
