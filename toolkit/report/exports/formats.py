@@ -27,7 +27,7 @@ from rich.text import Text
 from toolkit.audit.findings import FINDING_COLUMNS
 from toolkit.audit.lifecycle import STATES
 from toolkit.report.exports.ocsf import to_ocsf
-from toolkit.report.exports.plain_values import frame_records
+from toolkit.report.exports.plain_values import frame_records, parsed_evidence
 from toolkit.report.exports.plain_values import plain_value as _plain
 from toolkit.report.exports.sarif import to_sarif
 from toolkit.snapshot.visible_text import visible
@@ -351,16 +351,6 @@ def evidence_text(value: object) -> str:
         shown = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
         parts.append(f"{key}: {shown}")
     return "; ".join(parts)
-
-
-def parsed_evidence(value: Any) -> Any:
-    """A check's evidence JSON text as the value it holds (the text itself if not JSON)."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
 
 
 def partial_lines(result: AuditResult) -> list[str]:

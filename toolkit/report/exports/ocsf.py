@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolkit._version import __version__
-from toolkit.report.exports.plain_values import frame_records
+from toolkit.report.exports.plain_values import frame_records, parsed_evidence
 from toolkit.snapshot.text_scrub import scrub_text
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def _finding(row: dict[str, Any], spec: CheckSpec, result: AuditResult, metadata
         unmapped={
             "snapshot_id": result.target.snapshot_id,
             "compared_to": result.compare.snapshot_id if result.compare else None,
-            "evidence": _scrubbed(_parsed(row["evidence"])),
+            "evidence": _scrubbed(parsed_evidence(row["evidence"])),
         },
     )
 
@@ -194,17 +194,6 @@ def _scrubbed(value: Any) -> Any:
     if isinstance(value, list):
         return [_scrubbed(item) for item in value]
     return value
-
-
-def _parsed(value: Any) -> Any:
-    import json
-
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
 
 
 def _when(value: Any) -> datetime | None:

@@ -7,13 +7,14 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["frame_records", "plain_value"]
+__all__ = ["frame_records", "parsed_evidence", "plain_value"]
 
 _SCALARS = (float, int, str, datetime, date, type(pd.NaT), type(pd.NA))
 
@@ -34,3 +35,13 @@ def plain_value(value: Any) -> Any:
     if isinstance(value, np.generic):
         return plain_value(value.item())
     return value
+
+
+def parsed_evidence(value: Any) -> Any:
+    """A check's evidence JSON text as the value it holds (the text itself if not JSON)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
