@@ -53,6 +53,21 @@ def service_id(name: str) -> str:
     return f"svc-{name}"
 
 
+def failed_call(endpoint: str) -> dict[str, Any]:
+    """A ``collection_errors`` row: a call of ``endpoint`` for the production environment
+    (the world's owners) that the platform answered 503."""
+    return {
+        "endpoint": endpoint,
+        "method": "GET",
+        "team_id": "t-pay",
+        "project_id": "p-shop",
+        "environment_id": "e-prod",
+        "status": 503,
+        "error_type": "unavailable",
+        "not_visible": False,
+    }
+
+
 def history(hostile: bool = False) -> dict[str, Any]:
     """The fixture (docs/checks.md shape): four snapshots with teams, envs and services."""
     snapshots = []

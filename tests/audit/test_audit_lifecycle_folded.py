@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pytest
 from audit_fixtures import fixture_connection
-from engine_world import engine_catalogue, history
+from engine_world import engine_catalogue, failed_call, history
 
 from toolkit.audit import AuditResult, Catalogue, run_audit
 
@@ -23,16 +23,6 @@ _Finding = tuple[str, str, pd.Timestamp, pd.Timestamp]  # state, status, first a
 _Hours = dict[str, list[float]]  # per check id, the hours of each resolved episode
 _SNAPSHOTS = 12
 _DEPLOYS = ("build-failed", "active", "build-exploded")  # alarm, ok, unknown to DEP003
-_FAILED_LISTING = {
-    "endpoint": "services.list",
-    "method": "GET",
-    "team_id": "t-pay",
-    "project_id": "p-shop",
-    "environment_id": "e-prod",
-    "status": 503,
-    "error_type": "unavailable",
-    "not_visible": False,
-}
 
 
 def _seeded(seed: int) -> dict[str, Any]:
@@ -67,7 +57,7 @@ def _seeded(seed: int) -> dict[str, Any]:
         entry: dict[str, Any] = {"at": f"2026-01-{day + 1:02d}T00:00:00Z", "tables": tables}
         if partial:
             entry["status"] = "partial"
-            tables["collection_errors"] = [_FAILED_LISTING]
+            tables["collection_errors"] = [failed_call("services.list")]
         snapshots.append(entry)
     return {"snapshots": snapshots}
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pytest
 from audit_fixtures import fixture_connection, fixture_snapshot_ids
-from engine_world import engine_catalogue, history, service_id, write_store
+from engine_world import engine_catalogue, failed_call, history, service_id, write_store
 
 from toolkit.audit import Catalogue, run_audit
 from toolkit.audit.snapshots_chosen import ENDPOINT_TABLES, blind_checks
@@ -31,18 +31,7 @@ def partial_day3(endpoint: str) -> dict[str, Any]:
     day3["status"] = "partial"
     tables = day3["tables"]
     tables["services"] = [s for s in tables["services"] if s["id"] != service_id("open")]
-    tables["collection_errors"] = [
-        {
-            "endpoint": endpoint,
-            "method": "GET",
-            "team_id": "t-pay",
-            "project_id": "p-shop",
-            "environment_id": "e-prod",
-            "status": 503,
-            "error_type": "unavailable",
-            "not_visible": False,
-        }
-    ]
+    tables["collection_errors"] = [failed_call(endpoint)]
     return fixture
 
 
