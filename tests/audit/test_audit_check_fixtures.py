@@ -82,12 +82,13 @@ def test_check_fixture(path: Path) -> None:
 
 
 def _require_history_line(fixture: dict[str, Any], spec: CheckSpec, result: pa.Table) -> None:
-    """A check saying ``-- history: snapshot`` or ``previous`` judges the last snapshot from
-    it and the one before alone exactly as from the whole history (the engine judges a new
-    snapshot so, on a connection of its files and the one before's, and ``audit
-    --latest-only`` relies on it)."""
+    """A check saying ``-- history: snapshot`` judges the last snapshot from it alone, and
+    one saying ``previous`` from it and the one before, exactly as from the whole history
+    (the engine judges a new snapshot so, on a connection of those snapshots' files, and
+    ``audit --latest-only`` relies on it)."""
     ids = fixture_snapshot_ids(len(fixture["snapshots"]))
-    few = fixture_connection(fixture, [spec], snapshot_ids=ids[-2:])  # as the engine's
+    read = ids[-1:] if spec.history == "snapshot" else ids[-2:]
+    few = fixture_connection(fixture, [spec], snapshot_ids=read)  # as the engine's
     windowed = run_check(few, spec, fixture.get("params"))
 
     def judged(table: pa.Table) -> list[tuple[str, str]]:

@@ -57,9 +57,14 @@ def test_each_snapshot_is_judged_once_and_a_new_one_alone(
     latest = run_audit(store, checks=checks)
     assert latest.judged == {spec.id: 1 for spec in checks.specs}
     newest = [s.snapshot_id for s in store.snapshots()][-2:]
-    # the new snapshot's files and the one before's, for the checks judging a snapshot
-    # alone (those reading the whole history read it on the store's connection)
-    assert [ids for ids, _ in opened] == [None, sorted(newest)]
+    # the new snapshot's files alone for the checks judging a snapshot alone, and with the
+    # one before's for the one comparing with it (REP003); those reading the whole history
+    # read it on the store's connection
+    assert sorted((ids for ids, _ in opened), key=lambda ids: -1 if ids is None else len(ids)) == [
+        None,
+        newest[-1:],
+        sorted(newest),
+    ]
     # the same findings as judging the whole history at once, in memory
     fixture["snapshots"].append(day5)
     whole = run_audit(fixture_connection(fixture), checks=checks)
@@ -222,8 +227,9 @@ def test_a_new_snapshot_makes_views_only_for_the_checks_on_each_connection(
 def test_an_audit_of_a_new_snapshot_reads_each_tables_delta_log_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The connection of the new snapshot's files (the checks judging a snapshot alone)
-    picks its files from the tables the audit's connection opened: no log is read again."""
+    """The connections of the new snapshot's files (the checks judging a snapshot alone, and
+    the one judging it with the one before) pick their files from the tables the audit's
+    connection opened: no log is read again."""
     from toolkit.snapshot.schema_tables import SNAPSHOT_TABLES
 
     fixture = history()
@@ -243,7 +249,7 @@ def test_an_audit_of_a_new_snapshot_reads_each_tables_delta_log_once(
     opened = record_connections(monkeypatch)
     result = run_audit(store, checks=checks)
     assert result.judged == {spec.id: 1 for spec in checks.specs}
-    assert [ids is None for ids, _ in opened] == [True, False]  # both connections made
+    assert [ids is None for ids, _ in opened] == [True, False, False]  # all three made
     assert {name: opens.count(name) for name in SNAPSHOT_TABLES} == dict.fromkeys(
         SNAPSHOT_TABLES, 1
     )

@@ -6,13 +6,13 @@ version. What a version said of a committed snapshot never changes, so it is jud
 and kept in the store's findings history (:mod:`toolkit.snapshot.findings_history`);
 :func:`~toolkit.audit.run_audit` judges only what the history lacks (:func:`unjudged`).
 
-A check whose header says ``-- history: snapshot`` or ``previous`` judges a snapshot from
-it (and the one before) alone, so a few new snapshots are judged on a connection that
-opens only their files (and the one before each); a ``history: all`` check reads the whole
-history up to them, and its views compute rows for the snapshots judged alone (the judge
-names them in the variable ``views/judging.sql`` reads). Rows that break the output
-contract, or of a snapshot the audit did not read, are refused with the check's file
-named. Example::
+A check whose header says ``-- history: snapshot`` judges a snapshot from it alone, and
+one saying ``previous`` from it and the one before, so a few new snapshots are judged on a
+connection that opens only their files (and, for ``previous``, the one before each's); a
+``history: all`` check reads the whole history up to them, and its views compute rows for
+the snapshots judged alone (the judge names them in the variable ``views/judging.sql``
+reads). Rows that break the output contract, or of a snapshot the audit did not read, are
+refused with the check's file named. Example::
 
     checks = versioned(catalogue, production_pattern(con))
     rows = judge(con, checks, unjudged(con, checks, ids), committed)
@@ -125,9 +125,9 @@ def judge(
 ) -> pa.Table:
     """The rows (:data:`RESULTS`) of each check of ``checks`` for the snapshots ``wanted``
     names for it. A ``history: snapshot`` or ``previous`` check judging less than half of
-    ``committed`` runs on a connection ``opener`` gives for those snapshots and the one
-    before each (closed at the end); everything else runs on ``con``. ``progress`` is
-    called with each check's id when it is judged."""
+    ``committed`` runs on a connection ``opener`` gives for those snapshots (and, for
+    ``previous``, the one before each), closed at the end; everything else runs on
+    ``con``. ``progress`` is called with each check's id when it is judged."""
     jobs = [(c, list(wanted[c.spec.id])) for c in checks if wanted.get(c.spec.id)]
     if not jobs:
         return RESULTS.empty_table()
@@ -186,13 +186,17 @@ def _files_read(
     opener: object | None,
 ) -> tuple[str, ...] | None:
     """The snapshots whose files a connection of its own would open for ``check`` judging
-    ``ids`` (those and the one before each), or None when it runs on the audit's: a
-    ``history: all`` check, or one judging half of ``committed`` or more."""
+    ``ids`` (those, and the one before each for a ``history: previous`` check), or None
+    when it runs on the audit's: a ``history: all`` check, or one judging half of
+    ``committed`` or more. A ``snapshot`` check's connection opens no other snapshot's
+    files: after a compaction the one before sits in a file that holds the whole history."""
     if opener is None or check.spec.history == "all":
         return None
     order = [s.snapshot_id for s in committed]
     place = {n: i for i, n in enumerate(order)}
-    read = set(ids) | {order[place[i] - 1] for i in ids if place.get(i, 0) > 0}
+    read = set(ids)
+    if check.spec.history == "previous":
+        read |= {order[place[i] - 1] for i in ids if place.get(i, 0) > 0}
     if 2 * len(read) >= len(order):
         return None
     return tuple(i for i in order if i in read)
