@@ -208,3 +208,25 @@ def test_the_lifecycle_keeps_a_row_per_finding_not_per_finding_and_snapshot() ->
         and name != "audit_unobserved"
     }
     assert sizes and all(size <= findings for size in sizes.values()), sizes
+
+
+def test_the_findings_read_the_summary_not_every_alarm_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rows are read once: the findings' states, where some snapshot did not observe a
+    finding, come from the summary's alarm bits, so ``audit_rows`` (every alarm of the
+    history) can be gone by then, and the findings are the same."""
+    import toolkit.audit.engine as engine
+
+    fixture = _seeded(11)  # blind checks and rows not judged: unobserved findings
+    expected = run_audit(fixture_connection(fixture), checks=_catalogue())
+    real = engine.findings_table
+
+    def without_rows(con: Any, *args: Any) -> None:
+        assert con.execute("select count(*) from audit_unobserved").fetchall()[0][0] > 0
+        con.unregister("audit_rows")
+        real(con, *args)
+
+    monkeypatch.setattr(engine, "findings_table", without_rows)
+    result = run_audit(fixture_connection(fixture), checks=_catalogue())
+    pd.testing.assert_frame_equal(result.findings, expected.findings)

@@ -121,13 +121,12 @@ with stated_pairs as (  -- only a finding in alarm at T or C (or, not observed t
 ),
 marks as (  -- the alarms and unobserved snapshots of findings some snapshot did not observe
     select *, pos - row_number() over (partition by check_id, resource_id order by pos) as island
-    from (
-        select distinct r.check_id, r.resource_id, p.pos, p.seq, true as alarm
-        from audit_rows r
-        join audit_positions p using (snapshot_id)
+    from (  -- the alarms from the summary's bits (get_bit counts from 0, positions from 1)
+        select a.check_id, a.resource_id, p.pos, p.seq, true as alarm
+        from audit_summary a
         semi join (select distinct check_id, resource_id from audit_unobserved) u
             using (check_id, resource_id)
-        where r.status = 'alarm'
+        join audit_positions p on get_bit(a.alarms, (p.pos - 1)::integer) = 1
         union all
         select check_id, resource_id, pos, seq, false from audit_unobserved
     )
