@@ -330,32 +330,3 @@ def test_a_snapshots_results_are_read_from_its_own_row_groups(
         assert rows > size, "the fixture's snapshot must span row groups"
         assert read <= math.ceil(rows / size) + 1 < groups, (read, groups, rewritten)
         assert "UNCOMPRESSED" not in codecs, (codecs, rewritten)
-
-
-def test_the_read_of_every_alarm_skips_the_row_groups_of_ok_rows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Within each snapshot the rows that are not ok are written first, so the lifecycle's
-    read of every snapshot's alarms (``status <> 'ok'``) skips the row groups whose status
-    statistics say ok alone: at most one a snapshot holds both."""
-    import pyarrow.dataset as pads
-    import pyarrow.parquet as pq
-    from deltalake import DeltaTable, WriterProperties
-
-    import toolkit.snapshot.store_tables as store_tables
-
-    size = 5  # rows per row group: a snapshot's results fill several
-    small = WriterProperties(max_row_group_size=size, compression="ZSTD")
-    monkeypatch.setattr(store_tables, "HISTORY_WRITTEN", small, raising=False)
-    store = write_store(tmp_path / "store", history())
-    checks = Catalogue.load()  # the built-in checks: their rows mix every status
-    run_audit(store, checks=checks)  # the four snapshots, one append
-    files = DeltaTable(store.table_uri("check_results")).file_uris()
-    dataset = pads.dataset(files, format="parquet")
-    unsettled = pc.field("status") != "ok"
-    read = [g for f in dataset.get_fragments() for g in f.split_by_row_group(filter=unsettled)]
-    every = sum(pq.ParquetFile(f).metadata.num_row_groups for f in files)
-    alarms = int(dataset.count_rows(filter=unsettled))
-    assert 0 < alarms < dataset.count_rows() - 2 * size, "the fixture must hold ok rows"
-    snapshots = len(store.snapshots())
-    assert len(read) <= -(-alarms // size) + snapshots < every, (len(read), alarms, every)

@@ -43,15 +43,11 @@ __all__ = [
 _RESULTS = DECLARED["check_results"].arrow_schema
 _RUNS = DECLARED["check_runs"].arrow_schema
 _GROUP = ("check_id", "check_version", SNAPSHOT_ID)
-_SETTLED = "_ok"
-_ORDER = (SNAPSHOT_ID, _SETTLED, "check_id", "check_version", "resource_id")
+_ORDER = (SNAPSHOT_ID, "check_id", "check_version", "resource_id")
 """How a judgement's rows are written: snapshot by snapshot, so each row group's snapshot_id
 statistics (in the Parquet footer, and per file in the Delta log) span few snapshots and a
 read of some snapshots (the lifecycle's judged and compared ones) skips the others. Sorted by
-check first, every row group of a whole store's first judgement spanned every snapshot.
-Within a snapshot the rows that are not ok come first (``_ok``, a sort key written nowhere):
-the lifecycle reads those of every snapshot, and skips each row group whose status
-statistics say ok alone (at 10,000 services, most of a snapshot's three)."""
+check first, every row group of a whole store's first judgement spanned every snapshot."""
 HASH_TAG = "cols1:"
 """What starts a ``check_runs.content_hash`` of :func:`judgement_hash`'s form."""
 
@@ -61,8 +57,6 @@ def append_judgement(store: StoreTables, results: pa.Table, judged: pa.Table) ->
     per row of ``judged`` (``check_id, check_version, snapshot_id, snapshot_at``: every
     check version and snapshot judged, with rows or not); returns the run's id."""
     run_id = new_snapshot_id()
-    settled = pc.fill_null(pc.equal(results.column("status"), "ok"), False)
-    results = results.append_column(_SETTLED, settled)
     results = results.sort_by([(c, "ascending") for c in _ORDER])
     results = _with_run(results.select([n for n in _RESULTS.names if n != "run_id"]), run_id)
     results = results.select(_RESULTS.names).cast(_RESULTS)
@@ -191,22 +185,19 @@ def _with_run(results: pa.Table, run_id: str) -> pa.Table:
 
 
 def _groups(results: pa.Table, judged: pa.Table) -> Iterator[tuple[dict[str, Any], pa.Table]]:
-    """Each judged check version and snapshot, with its rows (in two runs of ``results``,
-    sorted in :data:`_ORDER`: the rows that are not ok, then the ok ones)."""
+    """Each judged check version and snapshot, with its rows (a slice: ``results`` is
+    sorted by them, in :data:`_ORDER`)."""
     joined = pc.binary_join_element_wise(*(results.column(c) for c in _GROUP), "\x1f")
     encoded = joined.combine_chunks().dictionary_encode() if results.num_rows else None
-    where: dict[str, np.ndarray] = {}
+    where: dict[str, tuple[int, int]] = {}
     if encoded is not None:
         codes = encoded.indices.to_numpy(zero_copy_only=False)
-        order = np.argsort(codes, kind="stable")  # each group's row numbers, in order
-        _, first, counts = np.unique(codes[order], return_index=True, return_counts=True)
+        _, first, counts = np.unique(codes, return_index=True, return_counts=True)
         names = encoded.dictionary.to_pylist()
-        where = {
-            names[codes[order[f]]]: order[f : f + n] for f, n in zip(first, counts, strict=True)
-        }
-    none = np.empty(0, dtype=np.int64)
+        where = {names[codes[f]]: (int(f), int(n)) for f, n in zip(first, counts, strict=True)}
     for key in judged.select([*_GROUP, SNAPSHOT_AT]).to_pylist():
-        yield key, results.take(where.get("\x1f".join(str(key[c]) for c in _GROUP), none))
+        first_row, count = where.get("\x1f".join(str(key[c]) for c in _GROUP), (0, 0))
+        yield key, results.slice(first_row, count)
 
 
 def _run_filter(run: dict[str, object]) -> pc.Expression:
