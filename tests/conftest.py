@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 _CACHE_HOME = tempfile.mkdtemp(prefix="platform-audit-tests-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
@@ -49,3 +49,23 @@ def _toolkit_logger_as_found() -> Iterator[None]:
     for handler in handlers:
         if handler not in logger.handlers:
             logger.addHandler(handler)
+
+
+@pytest.fixture
+def record_delta_opens(monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
+    """Call it to start recording: the list it returns gets the name of each table whose
+    Delta log a store opens (``Store._delta``) from then on, in order."""
+    from toolkit.snapshot import Store
+
+    def start() -> list[str]:
+        opened: list[str] = []
+        real = Store._delta
+
+        def delta(self: Store, name: str) -> object:
+            opened.append(name)
+            return real(self, name)
+
+        monkeypatch.setattr(Store, "_delta", delta)
+        return opened
+
+    return start

@@ -16,6 +16,7 @@ from toolkit.snapshot import Store
 from toolkit.snapshot.retention import RetentionPolicy
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     import pandas as pd
@@ -225,7 +226,7 @@ def test_a_new_snapshot_makes_views_only_for_the_checks_on_each_connection(
 
 
 def test_an_audit_of_a_new_snapshot_reads_each_tables_delta_log_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record_delta_opens: Callable[[], list[str]]
 ) -> None:
     """The connections of the new snapshot's files (the checks judging a snapshot alone, and
     the one judging it with the one before) pick their files from the tables the audit's
@@ -238,14 +239,7 @@ def test_an_audit_of_a_new_snapshot_reads_each_tables_delta_log_once(
     run_audit(store, checks=checks)
     day5 = {**fixture["snapshots"][-1], "at": "2026-01-05T00:00:00Z"}
     write_store(tmp_path / "store", {"snapshots": [day5]})
-    opens: list[str] = []
-    real = Store._delta
-
-    def delta(self: Store, name: str) -> object:
-        opens.append(name)
-        return real(self, name)
-
-    monkeypatch.setattr(Store, "_delta", delta)
+    opens = record_delta_opens()
     opened = record_connections(monkeypatch)
     result = run_audit(store, checks=checks)
     assert result.judged == {spec.id: 1 for spec in checks.specs}

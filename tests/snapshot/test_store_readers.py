@@ -14,6 +14,8 @@ from store_harness import T0, WriteSnapshot, fetch
 from toolkit.snapshot import SNAPSHOT_TABLES, TABLES, Store, views
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pytest
 
 
@@ -103,20 +105,13 @@ def test_a_new_connection_reads_only_the_footers_of_files_it_has_not_seen(
 
 
 def test_connections_made_from_opened_tables_read_no_log_and_show_them_as_opened(
-    store: Store, write_snapshot: WriteSnapshot, monkeypatch: pytest.MonkeyPatch
+    store: Store, write_snapshot: WriteSnapshot, record_delta_opens: Callable[[], list[str]]
 ) -> None:
     write_snapshot(store, at=T0, version=0)
     tables = views.open_tables(store)
     first = store.snapshots()[0].snapshot_id
     write_snapshot(store, at=T0 + timedelta(hours=1), version=1)
-    opened: list[str] = []
-    real = Store._delta
-
-    def delta(self: Store, name: str) -> object:
-        opened.append(name)
-        return real(self, name)
-
-    monkeypatch.setattr(Store, "_delta", delta)
+    opened = record_delta_opens()
     rows = store._snapshot_rows()
     every = views.connect(store, None, rows, tables)
     some = views.connect(store, [first], rows, tables)
