@@ -213,8 +213,8 @@ def test_the_lifecycle_keeps_a_row_per_finding_not_per_finding_and_snapshot() ->
 def test_the_findings_read_the_summary_not_every_alarm_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The rows are read once: the findings' states, where some snapshot did not observe a
-    finding, come from the summary's alarm bits, so ``audit_rows`` (every alarm of the
+    """Stating the findings scans no alarm again: where some snapshot did not observe a
+    finding, its alarms come from the summary's bits, so ``audit_rows`` (every alarm of the
     history) can be gone by then, and the findings are the same."""
     import toolkit.audit.engine as engine
 
