@@ -154,6 +154,19 @@ def test_tables_of_an_arrow_source_keep_their_declared_columns() -> None:
     assert isinstance(services, pa.Table)
 
 
+def test_a_connection_never_checkpoints_the_memory_it_drops_with_it() -> None:
+    """A connection's database lives in memory and goes with it: a checkpoint would only
+    compress its temporary tables (an audit's: hundreds of megabytes at 10,000 services),
+    so none is due before they hold far more than any audit's (DuckDB's default: 16 MiB)."""
+    from toolkit.snapshot.views import connect_arrow
+
+    con = connect_arrow({}, TABLES["snapshots"].arrow_schema.empty_table())
+    ((value,),) = con.execute("select current_setting('checkpoint_threshold')").fetchall()
+    number, unit = str(value).split()
+    units = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+    assert float(number) * units[unit] >= 100 * 2**30, value
+
+
 def test_every_view_is_visible_to_the_connections_cursors(
     store: Store, write_snapshot: WriteSnapshot
 ) -> None:
