@@ -44,8 +44,9 @@ def schema_page() -> str:
         "built. Each snapshot table is a DuckDB view of the same name over every snapshot "
         f"(`platform-audit sql`, the notebooks), and {code('<table>_latest')} over the newest; "
         f"every row starts with {code('snapshot_id')} and {code('snapshot_at')}. The findings "
-        f"history ({', '.join(code(t) for t in FINDINGS_TABLES)}) is written by the audit, "
-        "never part of a snapshot.",
+        f"history ({', '.join(code(t) for t in FINDINGS_TABLES)}) and the findings' marks "
+        f"kept from it ({code('finding_marks')}) are written by the audit, never part of a "
+        "snapshot.",
         "",
         *_sentinels(),
         row("table", "what a row is", "columns"),

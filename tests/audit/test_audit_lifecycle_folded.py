@@ -190,10 +190,10 @@ def test_states_and_resolve_times_match_a_reading_of_the_rows(
 
 
 def test_the_lifecycle_keeps_a_row_per_finding_not_per_finding_and_snapshot() -> None:
-    """Past the rows it reads (``audit_rows``, ``audit_text``), every table the lifecycle
-    keeps has at most a row per finding ever in alarm, per snapshot, or (``audit_unobserved``)
-    per finding and snapshot that did not observe it: its work past one pass over the rows
-    does not grow with the snapshots in which a finding was observed."""
+    """Past the rows it reads (``audit_text``), every table the lifecycle keeps has at most
+    a row per finding ever in alarm, per snapshot, or (``audit_unobserved``) per finding and
+    snapshot that did not observe it: its work past the marks does not grow with the
+    snapshots in which a finding was observed."""
     con = fixture_connection(_seeded(3))
     result = run_audit(con, checks=_catalogue())
     rows = result.rows.to_pandas()
@@ -204,29 +204,30 @@ def test_the_lifecycle_keeps_a_row_per_finding_not_per_finding_and_snapshot() ->
     sizes = {
         name: con.execute(f'select count(*) from "{name}"').fetchone()[0]  # noqa: S608 - a catalog name
         for (name,) in kept
-        if name not in ("audit_rows", "audit_text", "audit_positions", "audit_names")
+        if name not in ("audit_text", "audit_positions", "audit_names")
         and name != "audit_unobserved"
     }
     assert sizes and all(size <= findings for size in sizes.values()), sizes
 
 
-def test_the_findings_read_the_summary_not_every_alarm_again(
+def test_past_the_marks_the_lifecycle_reads_no_row_of_the_history(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Stating the findings scans no alarm again: where some snapshot did not observe a
-    finding, its alarms come from the summary's bits, so ``audit_rows`` (every alarm of the
-    history) can be gone by then, and the findings are the same."""
+    """Once each finding's marks are built, the summary, the unobserved snapshots, the
+    findings and the resolve times read no row of the findings history again: with its rows
+    gone by then (``audit_results`` empty), they are the same."""
     import toolkit.audit.engine as engine
 
     fixture = _seeded(11)  # blind checks and rows not judged: unobserved findings
     expected = run_audit(fixture_connection(fixture), checks=_catalogue())
-    real = engine.findings_table
+    real = engine.build_summary
 
     def without_rows(con: Any, *args: Any) -> None:
-        assert con.execute("select count(*) from audit_unobserved").fetchall()[0][0] > 0
-        con.unregister("audit_rows")
+        con.execute("create or replace temp view audit_results as from audit_text where false")
         real(con, *args)
 
-    monkeypatch.setattr(engine, "findings_table", without_rows)
+    assert (expected.findings.status == "unobserved").any()
+    monkeypatch.setattr(engine, "build_summary", without_rows)
     result = run_audit(fixture_connection(fixture), checks=_catalogue())
+    pd.testing.assert_frame_equal(result.mttr(), expected.mttr())
     pd.testing.assert_frame_equal(result.findings, expected.findings)

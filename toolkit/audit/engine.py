@@ -32,14 +32,19 @@ from toolkit.audit.check_run import confine, ensure_views, install_views, set_pr
 from toolkit.audit.findings import AuditResult, SnapshotRef
 from toolkit.audit.history import History, store_reads
 from toolkit.audit.lifecycle import (
+    build_marks,
     build_names,
     build_positions,
-    build_rows,
     build_summary,
+    build_text,
     build_unobserved,
     findings_table,
+    keep_marks,
+    kept_of,
+    marks_to_keep,
     mean_time_to_resolve,
     query_frame,
+    read_rows,
 )
 from toolkit.audit.snapshots_chosen import (
     blind_checks,
@@ -52,7 +57,7 @@ from toolkit.audit.waivers import apply_waivers, require_known_checks, waivers_f
 from toolkit.snapshot import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     import duckdb
 
@@ -142,7 +147,8 @@ def run_audit(
         history.bring_up_to_date(catalogue, committed, read)
         timings["checks"] = time.perf_counter() - started
         started = time.perf_counter()
-        result = _lifecycle(con, history, catalogue, (target, compare), read, waiving, asked)
+        store = source if isinstance(source, Store) and read is None else None
+        result = _lifecycle(con, history, store, catalogue, (target, compare), read, waiving, asked)
     timings["lifecycle"] = time.perf_counter() - started
     return replace(result, timings={**timings, **result.timings})
 
@@ -150,6 +156,7 @@ def run_audit(
 def _lifecycle(
     con: duckdb.DuckDBPyConnection,
     history: History,
+    store: Store | None,
     catalogue: Catalogue,
     pair: tuple[SnapshotRef, SnapshotRef | None],
     read: Sequence[SnapshotRef] | None,
@@ -157,7 +164,8 @@ def _lifecycle(
     asked: AuditRequest,
 ) -> AuditResult:
     """The findings with their states and waivers, the waiver report and the mean time to
-    resolve, from ``audit_results`` (:mod:`toolkit.audit.lifecycle`)."""
+    resolve, from ``audit_results`` (:mod:`toolkit.audit.lifecycle`); a full-history audit
+    of a ``store`` reads and keeps its findings' marks (:mod:`toolkit.audit.lifecycle.marks`)."""
     target, compare = pair
     committed = read or committed_snapshots(con)
     partial = [s.snapshot_id for s in committed if s.status == "partial" and s.seq <= target.seq]
@@ -167,10 +175,15 @@ def _lifecycle(
     con.register("audit_checks", _checks_table(catalogue.specs))
     con.register("audit_blind", blind)
     last_observed = sorted(set(_last_observed(blind, committed, compare).values()))
+    observed, described = [*kept, *partial], [*kept, *partial, *last_observed]
     build_positions(con, read_ids, target.seq)
-    rows = build_rows(con, [*kept, *partial], last_observed)
+    build_text(con, described)
+    marks = build_marks(con, described, kept_of(store) if store else None)
+    if store and marks.stale and target == committed[-1]:
+        warned = keep_marks(store, lambda: marks_to_keep(con))
+        history.warnings.extend([warned] if warned else [])
     build_summary(con, target.seq, compare.seq if compare else None)
-    build_unobserved(con)
+    build_unobserved(con, observed)
     build_names(con, [*kept, *last_observed])
     findings_table(con, target.seq, compare.seq if compare else None)
     findings, report = apply_waivers(con, waivers, asked.today or datetime.now(UTC).date())
@@ -184,7 +197,7 @@ def _lifecycle(
         checks=catalogue.specs,
         findings=findings,
         waiver_report=report,
-        rows=rows,
+        load_rows=_rows_reader(con, observed, described, own=history.own),
         details=_details(con, kept),
         snapshot_times=times,
         mttr_table=mean_time_to_resolve(con),
@@ -197,6 +210,21 @@ def _lifecycle(
         judged=dict(history.judged),
         warnings=tuple(history.warnings),
     )
+
+
+def _rows_reader(
+    con: duckdb.DuckDBPyConnection,
+    observed: Sequence[str],
+    described: Sequence[str],
+    own: bool,
+) -> Callable[[], pa.Table]:
+    """What reads the result's rows (every alarm of the history: :func:`read_rows`): on the
+    audit's own connection when first asked; a caller's connection may run other audits
+    after this one, so its rows are read now."""
+    if own:
+        return lambda: read_rows(con, observed, described)
+    rows = read_rows(con, observed, described)
+    return lambda: rows
 
 
 def _details(con: duckdb.DuckDBPyConnection, kept: Sequence[str]) -> pa.Table:

@@ -20,7 +20,7 @@ from toolkit.audit.check_file import SEVERITIES
 from toolkit.audit.lifecycle import STATES
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from datetime import datetime
 
     from toolkit.audit.check_file import CheckSpec
@@ -94,9 +94,9 @@ class AuditResult:
 
     ``findings`` has one row per finding whose state between ``compare`` and ``target`` is
     new, regressed, open or resolved (columns :data:`FINDING_COLUMNS`); ``waiver_report``
-    one row per waiver (``status`` active, expired or stale); ``rows`` the check rows the lifecycle
-    reads (check_id, snapshot_id, resource_id, status): every alarm of the history, and every row,
-    ok ones too, of the judged, compared and partial snapshots; ``details`` the full rows (owners,
+    one row per waiver (``status`` active, expired or stale); :attr:`rows` (read when asked,
+    by ``load_rows``) every alarm of the history, and the judged, compared and partial snapshots'
+    rows whole; ``details`` the full rows (owners,
     reason, evidence) of the judged and compared snapshots. ``timings`` has the seconds of each
     phase (``connect``, ``checks``: bringing the findings history up to date, ``lifecycle``).
     ``read`` has the ids of the committed snapshots
@@ -119,7 +119,7 @@ class AuditResult:
     checks: tuple[CheckSpec, ...]
     findings: pd.DataFrame
     waiver_report: pd.DataFrame
-    rows: pa.Table = field(repr=False)
+    load_rows: Callable[[], pa.Table] = field(repr=False)
     details: pa.Table = field(repr=False)
     snapshot_times: pd.DataFrame = field(repr=False)
     mttr_table: pd.DataFrame = field(repr=False)
@@ -254,6 +254,13 @@ class AuditResult:
         )
         frame["hours"] = (frame.fixed_at - frame.started).dt.total_seconds() / 3600.0
         return frame
+
+    @cached_property
+    def rows(self) -> pa.Table:
+        """The check rows the lifecycle reads (``check_id, snapshot_id, resource_id,
+        status``): every alarm of the history, and every row, ok ones too, of the judged,
+        compared and partial snapshots. Read from the findings history when first asked."""
+        return self.load_rows()
 
     @cached_property
     def history(self) -> pd.DataFrame:

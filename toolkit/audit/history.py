@@ -93,6 +93,7 @@ class History:
         self.con = con
         self._store, self._rows, self._production = store, rows, production
         self._tables = tables
+        self.own = rows is not None  # the connection is the audit's, used by nothing else
         self.timings: dict[str, float] = {}
         self.judged: dict[str, int] = {}
         """Per check id, how many snapshots this audit judged (the rest it read)."""

@@ -151,7 +151,7 @@ def not_collected_tables(
             t: con.execute(
                 f"select count(*) from {t} where snapshot_id = $id",  # noqa: S608
                 params,
-            ).fetchone()[0]  # type: ignore[index]
+            ).fetchall()[0][0]
             for t in sorted(short & set(SNAPSHOT_TABLES))
         }
         found[ref.snapshot_id] = tuple(not_collected(failures, counts))

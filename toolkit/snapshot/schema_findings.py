@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from toolkit.snapshot.schema import INT, STR, TS, Kind, col, declare, required
 
-__all__ = ["CHECK_RESULTS", "CHECK_RUNS", "FINDINGS_TABLES"]
+__all__ = ["CHECK_RESULTS", "CHECK_RUNS", "FINDINGS_TABLES", "FINDING_MARKS"]
 
 
 _JUDGEMENT = (
@@ -59,6 +59,37 @@ CHECK_RUNS = declare(
     ],
     keys=("run_id", "check_id", "check_version"),
 )
+
+FINDING_MARKS = declare(
+    "finding_marks",
+    "Each finding's marks, a character per snapshot, read from check_results and rewritten "
+    "whole by each audit of the newest snapshot, so the next reads no alarm of the past "
+    "again (toolkit.audit.lifecycle.marks). snapshot_id: the newest snapshot the marks cover.",
+    [
+        required("check_id", STR, "the check's id (RES001)", kind=Kind.TOOLKIT),
+        required(
+            "check_version", STR, "the check version whose rows the marks read", kind=Kind.TOOLKIT
+        ),
+        col(
+            "resource_id",
+            STR,
+            "the finding's resource; null on the check version's row of which numbers were "
+            "committed snapshots",
+            kind=Kind.TOOLKIT,
+        ),
+        required("first_seq", INT, "the snapshot sequence number of the first character"),
+        required(
+            "marks",
+            STR,
+            "a character per sequence number: 1 in alarm, u only unknown rows not ok, 0 "
+            "neither, - no committed snapshot",
+            kind=Kind.TOOLKIT,
+        ),
+    ],
+    keys=("check_id", "check_version", "resource_id"),
+)
+"""Derived from ``check_results`` (never verified against it: an audit that finds the
+marks do not cover what it reads reads the rows instead, and rewrites them)."""
 
 FINDINGS_TABLES = ("check_results", "check_runs")
 """The findings history's tables, ``check_runs`` last (the order they are written in)."""

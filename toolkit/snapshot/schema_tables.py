@@ -28,7 +28,12 @@ from toolkit.snapshot.schema import (
     registry,
     required,
 )
-from toolkit.snapshot.schema_findings import CHECK_RESULTS, CHECK_RUNS, FINDINGS_TABLES
+from toolkit.snapshot.schema_findings import (
+    CHECK_RESULTS,
+    CHECK_RUNS,
+    FINDING_MARKS,
+    FINDINGS_TABLES,
+)
 from toolkit.snapshot.schema_platform import (
     ENVIRONMENTS,
     PROJECTS,
@@ -133,9 +138,10 @@ TABLES: dict[str, Table] = dict(
 
 # The tables a writer fills; ``snapshots`` is written by commit() only.
 SNAPSHOT_TABLES: tuple[str, ...] = tuple(name for name in TABLES if name != "snapshots")
-DECLARED: dict[str, Table] = {**TABLES, **registry([CHECK_RESULTS, CHECK_RUNS])}
-"""Every table of the store: a snapshot's (:data:`TABLES`) and the findings history's
-(:data:`FINDINGS_TABLES`, written by the audit engine, never part of a snapshot)."""
+DECLARED: dict[str, Table] = {**TABLES, **registry([CHECK_RESULTS, CHECK_RUNS, FINDING_MARKS])}
+"""Every table of the store: a snapshot's (:data:`TABLES`), the findings history's
+(:data:`FINDINGS_TABLES`) and ``finding_marks`` (the audit's marks kept from it): the last
+two written by the audit engine, never part of a snapshot."""
 
 
 def table(name: str) -> Table:

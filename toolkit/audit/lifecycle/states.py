@@ -23,9 +23,10 @@ all of them, or the few of a latest-only audit), the partial snapshots' blind ch
 ``audit_blind`` and the check metadata as ``audit_checks`` before calling the others. Only
 the snapshots read are numbered: one left unread would look like a fix.
 
-The history's rows are read once (:func:`build_rows`) and folded into a row per finding
-ever in alarm (:func:`build_summary`), which the states and the episodes read: past that
-pass, the work grows with the findings, not with the number of snapshots they span.
+The described snapshots' rows are read once (``audit_text``); every other snapshot is known
+by each finding's marks (both: :mod:`toolkit.audit.lifecycle.marks`), folded into a row per finding
+ever in alarm (:func:`build_summary`), which the states and the episodes read: the work
+grows with the findings, not with the rows of the snapshots they span.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ __all__ = [
     "STATES",
     "build_names",
     "build_positions",
-    "build_rows",
     "build_summary",
     "build_unobserved",
     "findings_table",
@@ -55,51 +55,55 @@ __all__ = [
 
 STATES = ("new", "regressed", "open", "resolved")
 
-# The rows the lifecycle reads (audit_results: the findings history of the audit's check
-# versions, or a judging of its own), each read once: every row of the snapshots whose rows
-# describe findings ($described: the judged, compared and partial ones and those that last
-# observed a finding) whole, as audit_text; of the others, the rows that are not ok, four
-# columns each. audit_rows (Arrow: the result's rows): every row not ok, and every row of the
-# snapshots whose ok rows say something ($observed: the judged, compared and partial ones,
-# where a finding with no row was not observed). An ok row elsewhere changes no state.
-_TEXT_SQL = """
-create or replace temp table audit_text as
-select * from audit_results where list_contains($described, snapshot_id)
-"""
-_ROWS_SQL = """
-select check_id, snapshot_id, resource_id, status from audit_results
-where status <> 'ok' and not list_contains($described, snapshot_id)
-union all
-select check_id, snapshot_id, resource_id, status from audit_text
-where status <> 'ok' or list_contains($observed, snapshot_id)
-"""
-
-# One row per finding (check, resource) ever in alarm in the snapshots read, grouped by
-# finding alone (not by snapshot too: as many groups as findings, whatever the history). In
-# alarm in a snapshot: any of its rows there alarms; not judged (unknown): none judged it.
-# ``alarms``: a bit per snapshot read (by position, oldest first), set where in alarm.
+# One row per finding ever in alarm in the snapshots read, from its marks (a character per
+# snapshot read, by position, oldest first: toolkit.audit.lifecycle.marks) and its rows in
+# T and C. ``alarms``: a bit per snapshot read, set where in alarm.
+# {first_last}: when the finding was first and last in alarm (by position when the snapshots
+# read are in time order, else over every alarm).
 _SUMMARY_SQL = """
 create or replace temp table audit_summary as
-select r.check_id, r.resource_id,
-    bitstring_agg(p.pos, 1, $count) filter (where r.status = 'alarm') as alarms,
-    coalesce(bool_or(r.status = 'alarm' and p.seq = $target), false) as alarm_at_target,
-    coalesce(bool_or(r.status = 'alarm' and p.seq = $compare), false) as alarm_at_compare,
-    coalesce(bool_or(r.status = 'alarm' and p.seq < $compare), false) as alarmed_before,
-    bool_or(p.seq = $target and r.status <> 'unknown') as present_now,
-    -- rows at T, none of which judged it
-    bool_or(p.seq = $target) and not bool_or(p.seq = $target and r.status <> 'unknown')
-        as unknown_at_target,
-    min(p.snapshot_at) filter (where r.status = 'alarm') as first_seen,
-    max(p.snapshot_at) filter (where r.status = 'alarm') as last_seen,
-    -- the position of the snapshot whose row describes it: T's or C's, else (neither
-    -- observed it) its alarm where it was last observed, which the engine keeps the text of
-    coalesce(max(p.pos) filter (where p.seq = $target or p.seq = $compare),
-        max(p.pos) filter (where r.status = 'alarm' and p.seq < $compare)) as described_pos
-from audit_rows r
-join audit_positions p using (snapshot_id)
-group by r.check_id, r.resource_id
-having bool_or(r.status = 'alarm')
+with marked as (
+    select check_id, resource_id, replace(marks, 'u', '0') as alarms
+    from audit_marks where contains(marks, '1')
+),
+spans as (
+    select *,
+        instr(alarms, '1') as first_pos,
+        length(alarms) + 1 - instr(reverse(alarms), '1') as last_pos,
+        -- its last alarm before C (where it was last observed, when neither T nor C did)
+        nullif($cpos - instr(reverse(left(alarms, $cpos - 1)), '1'), $cpos) as before_pos
+    from marked
+),
+kept as (  -- its rows in T and C: audit_text holds them whole
+    select check_id, resource_id,
+        bool_or(p.seq = $target) as row_now,
+        bool_or(p.seq = $target and t.status <> 'unknown') as judged_now,
+        max(p.pos) as described_pos
+    from audit_text t
+    join audit_positions p using (snapshot_id)
+    where p.seq = $target or p.seq = $compare
+    group by all
+)
+select s.check_id, s.resource_id,
+    s.alarms::bit as alarms,
+    substr(s.alarms, $tpos, 1) = '1' as alarm_at_target,
+    coalesce(substr(s.alarms, $cpos, 1) = '1', false) as alarm_at_compare,
+    s.before_pos is not null as alarmed_before,
+    coalesce(k.judged_now, false) as present_now,
+    coalesce(k.row_now and not k.judged_now, false) as unknown_at_target,  -- none judged it
+    {first_last},
+    coalesce(k.described_pos, s.before_pos) as described_pos
+from spans s
+left join kept k using (check_id, resource_id)
 """
+_BY_POSITION = """
+    (select snapshot_at from audit_positions where pos = s.first_pos) as first_seen,
+    (select snapshot_at from audit_positions where pos = s.last_pos) as last_seen"""
+_OVER_ALARMS = """
+    (select min(snapshot_at) from audit_positions where substr(s.alarms, pos, 1) = '1')
+        as first_seen,
+    (select max(snapshot_at) from audit_positions where substr(s.alarms, pos, 1) = '1')
+        as last_seen"""
 
 # The committed snapshots the checks read, up to T, numbered in order (pos): a snapshot
 # outside the list (not read in a latest-only audit) is no observation at all.
@@ -266,8 +270,9 @@ _EPISODES_SCHEMA = pa.schema(
 
 # A finding (ever in alarm) not observed in a snapshot: its check reads a table that a failed
 # call left short there (audit_blind, from collection_errors), and it has no row there. Only
-# partial snapshots can be blind, and their ok rows are all kept, so "no row" is known. Or its
-# check could not judge it there: its rows there are 'unknown' (kept in every snapshot).
+# partial snapshots can be blind, and audit_text holds their rows whole, so "no row" is
+# known. Or its check could not judge it there: marked u (its rows there not ok are all
+# unknown), and, in a snapshot whose ok rows say something ($observed), none of them ok.
 _UNOBSERVED_SQL = """
 create or replace temp table audit_unobserved as
 with blind as (
@@ -276,17 +281,14 @@ with blind as (
     join audit_positions p using (snapshot_id)
 ),
 seen as (  -- the rows of the blind checks in the snapshots they are blind in
-    select distinct check_id, resource_id, snapshot_id from audit_rows
+    select distinct check_id, resource_id, snapshot_id from audit_text
     semi join blind using (check_id, snapshot_id)
 ),
-unknown as (  -- a finding's rows in a snapshot, none of which judged it
-    select check_id, resource_id, snapshot_id from audit_rows
-    semi join (
-        select distinct check_id, resource_id, snapshot_id from audit_rows
-        where status = 'unknown'
-    ) u using (check_id, resource_id, snapshot_id)
-    group by check_id, resource_id, snapshot_id
-    having bool_and(status = 'unknown')
+marked as (
+    select check_id, resource_id,
+        unnest(list_filter(range(1, length(marks) + 1), lambda i: substr(marks, i, 1) = 'u')) as pos
+    from audit_marks semi join audit_summary using (check_id, resource_id)
+    where contains(marks, 'u')
 )
 select a.check_id, a.resource_id, b.pos, b.seq, b.snapshot_at
 from audit_summary a
@@ -294,27 +296,15 @@ join blind b on b.check_id = a.check_id
 anti join seen s on s.check_id = a.check_id and s.resource_id = a.resource_id
     and s.snapshot_id = b.snapshot_id
 union all
-select u.check_id, u.resource_id, p.pos, p.seq, p.snapshot_at
-from unknown u
-semi join audit_summary a using (check_id, resource_id)
-join audit_positions p using (snapshot_id)
+select m.check_id, m.resource_id, p.pos, p.seq, p.snapshot_at
+from marked m
+join audit_positions p using (pos)
+anti join (
+    select check_id, resource_id, snapshot_id from audit_text
+    where status = 'ok' and list_contains($observed, snapshot_id)
+) k on k.check_id = m.check_id and k.resource_id = m.resource_id
+    and k.snapshot_id = p.snapshot_id
 """
-
-
-def build_rows(
-    con: duckdb.DuckDBPyConnection, observed: Sequence[str], described: Sequence[str]
-) -> pa.Table:
-    """``audit_text``: every row of ``audit_results`` in the ``described`` snapshots (those
-    whose rows describe findings: ``observed`` and the snapshots that last observed one);
-    ``audit_rows``: the rows the lifecycle reads (every row that is not ok, and every row
-    of the ``observed`` snapshots: judged, compared and partial), in Arrow, returned: the
-    audit result's ``rows``. The history is read once for each, with only the columns and
-    rows they keep."""
-    params = {"observed": list(observed), "described": sorted({*observed, *described})}
-    con.execute(_TEXT_SQL, {"described": params["described"]})
-    rows = con.sql(_ROWS_SQL, params=params).to_arrow_table()
-    con.register("audit_rows", rows)
-    return rows
 
 
 def build_positions(
@@ -328,16 +318,26 @@ def build_positions(
 
 def build_summary(con: duckdb.DuckDBPyConnection, target_seq: int, compare_seq: int | None) -> None:
     """``audit_summary``: one row per finding ever in alarm in the snapshots read, from
-    :func:`build_rows`'s (after :func:`build_positions`), for the snapshot at ``target_seq``
-    judged against the one at ``compare_seq``."""
-    (count,) = con.execute("select count(*) from audit_positions").fetchone() or (0,)
-    con.execute(_SUMMARY_SQL, {"count": count, "target": target_seq, "compare": compare_seq})
+    ``audit_marks`` (:func:`~toolkit.audit.lifecycle.build_marks`) and ``audit_text``, for the
+    snapshot at ``target_seq`` judged against the one at ``compare_seq``."""
+    found = con.execute(
+        "select max(pos) filter (where seq = $target), max(pos) filter (where seq = $compare), "
+        "coalesce(bool_and(ordered), true) from (select pos, seq, "
+        "snapshot_at >= lag(snapshot_at, 1, snapshot_at) over (order by pos) as ordered "
+        "from audit_positions)",
+        {"target": target_seq, "compare": compare_seq},
+    ).fetchall()
+    tpos, cpos, ordered = found[0]
+    sql = _SUMMARY_SQL.format(first_last=_BY_POSITION if ordered else _OVER_ALARMS)
+    params = {"target": target_seq, "compare": compare_seq, "tpos": tpos, "cpos": cpos}
+    con.execute(sql, params)
 
 
-def build_unobserved(con: duckdb.DuckDBPyConnection) -> None:
+def build_unobserved(con: duckdb.DuckDBPyConnection, observed: Sequence[str]) -> None:
     """``audit_unobserved``: each finding ever in alarm and snapshot that did not observe it,
-    from ``audit_blind`` (check ids and the partial snapshots in which they are blind)."""
-    con.execute(_UNOBSERVED_SQL)
+    from ``audit_blind`` (check ids and the partial snapshots in which they are blind) and
+    its marks; ``observed``: the judged, compared and partial snapshots."""
+    con.execute(_UNOBSERVED_SQL, {"observed": list(observed)})
 
 
 def build_names(con: duckdb.DuckDBPyConnection, snapshot_ids: Sequence[str]) -> None:

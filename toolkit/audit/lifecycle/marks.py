@@ -1,0 +1,336 @@
+"""Each finding's marks: what its check said of it in each snapshot read, a character each.
+
+A finding (a check and a resource) is marked ``1`` in a snapshot where some row of it there
+is in alarm, ``u`` where its rows there that are not ok are all ``unknown``, and ``0``
+otherwise (ok, or no row). :func:`build_marks` registers ``audit_marks``: a row per finding
+ever marked ``1`` or ``u``, its ``marks`` one character per snapshot read (by
+``audit_positions.pos``), from which the lifecycle (:mod:`toolkit.audit.lifecycle`) reads
+its summary. The judged, compared and partial snapshots' ok rows then refine ``u`` there:
+a finding one of whose rows there is ok was judged.
+
+Marks come from the rows that are not ok, so reading them from the findings history means
+reading every alarm of it. A store therefore keeps them (``finding_marks``, rewritten whole
+after each audit of its newest snapshot): a row per check version and finding, its marks
+a character per snapshot sequence number from ``first_seq`` up to the newest snapshot then
+(``-`` where no committed snapshot was), and a row per check version with no resource
+whose marks say which numbers were committed snapshots (``0``) then. Snapshots commit in
+sequence, so the kept marks still cover every snapshot up to that newest one that is
+committed now; a pruned one is skipped. An audit reads the kept marks of the check
+versions it runs and the rows of the snapshots they do not cover (a new snapshot; every
+snapshot of a changed check): a new snapshot's cost no longer grows with the history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake.exceptions import DeltaError
+
+from toolkit.errors import StoreUnavailable
+from toolkit.snapshot.schema_tables import DECLARED
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    import duckdb
+
+    from toolkit.snapshot import Store
+
+__all__ = [
+    "MARKS",
+    "Marks",
+    "build_marks",
+    "build_text",
+    "keep_marks",
+    "kept_of",
+    "marks_to_keep",
+    "read_rows",
+]
+
+MARKS = DECLARED["finding_marks"].arrow_schema
+"""The kept marks' columns (``finding_marks``)."""
+_ALARM, _UNKNOWN, _NEITHER, _NONE = (ord(c) for c in "1u0-")
+
+# The rows the lifecycle reads (audit_results: the findings history of the audit's check
+# versions, or a judging of its own): every row of the snapshots whose rows describe
+# findings ($described: the judged, compared and partial ones and those that last observed
+# a finding), as audit_text. The result's rows, read when asked (_ROWS_SQL): every row not
+# ok, and every row of the snapshots whose ok rows say something ($observed: the judged,
+# compared and partial ones, where a finding with no row was not observed).
+_TEXT_SQL = """
+create or replace temp table audit_text as
+select * from audit_results where list_contains($described, snapshot_id)
+"""
+_ROWS_SQL = """
+select check_id, snapshot_id, resource_id, status from audit_results
+where status <> 'ok' and not list_contains($described, snapshot_id)
+union all
+select check_id, snapshot_id, resource_id, status from audit_text
+where status <> 'ok' or list_contains($observed, snapshot_id)
+"""
+
+# The marks of the (check, snapshot) pairs the kept marks do not cover, from the rows that
+# are not ok: the described snapshots' from audit_text (read whole already), the others'
+# from the findings history ({scanned}: a second branch only when there are some).
+_TAIL_SQL = """
+create or replace temp table audit_tail as
+select check_id, resource_id, pos, bool_or(status = 'alarm') as alarm
+from (
+    select check_id, snapshot_id, resource_id, status from audit_text
+    where status <> 'ok' and list_contains($text_ids, snapshot_id)
+    {scanned}
+) r
+semi join audit_uncovered using (check_id, snapshot_id)
+join audit_positions using (snapshot_id)
+group by all
+"""
+_SCANNED = """
+    union all
+    select check_id, snapshot_id, resource_id, status from audit_results
+    where status <> 'ok' and list_contains($scanned_ids, snapshot_id)
+"""
+# Every finding marked, numbered: the kept ones and those of the rows read.
+_KEYS_SQL = """
+create or replace temp table audit_marked as
+select check_id, resource_id, (row_number() over (order by check_id, resource_id) - 1)::bigint
+    as row
+from (
+    select check_id, resource_id from audit_kept_rows
+    union
+    select check_id, resource_id from audit_tail
+)
+"""
+
+
+@dataclass(frozen=True)
+class Marks:
+    """What :func:`build_marks` read: ``kept`` how many snapshots read (the oldest) the
+    kept marks covered, and whether they covered every check version of the audit."""
+
+    read: int
+    kept: int
+    every_check: bool
+
+    @property
+    def stale(self) -> bool:
+        """Whether a store's kept marks lack something this audit read."""
+        return self.kept < self.read or not self.every_check
+
+
+def build_text(con: duckdb.DuckDBPyConnection, described: Sequence[str]) -> None:
+    """``audit_text``: every row of ``audit_results`` in the ``described`` snapshots (the
+    judged, compared and partial ones, and those that last observed a finding), read once."""
+    con.execute(_TEXT_SQL, {"described": sorted(set(described))})
+
+
+def read_rows(
+    con: duckdb.DuckDBPyConnection, observed: Sequence[str], described: Sequence[str]
+) -> pa.Table:
+    """The rows the result's ``rows`` hold: every row of ``audit_results`` that is not ok,
+    and every row of the ``observed`` snapshots (judged, compared and partial), in Arrow,
+    after :func:`build_text` of ``described``. This reads every alarm of the history."""
+    params = {"observed": list(observed), "described": sorted(set(described))}
+    return con.sql(_ROWS_SQL, params=params).to_arrow_table()
+
+
+def build_marks(
+    con: duckdb.DuckDBPyConnection, described: Sequence[str], kept: pa.Table | None
+) -> Marks:
+    """``audit_marks`` (see the module docstring) over ``audit_positions``, from ``kept``
+    (a store's ``finding_marks``; None: none) and the rows of what it does not cover:
+    ``audit_text`` (the ``described`` snapshots' rows) and ``audit_results``. Needs
+    ``audit_versions`` (the audit's check versions)."""
+    positions = con.execute("select snapshot_id, seq from audit_positions order by pos").fetchall()
+    ids = [str(i) for i, _ in positions]
+    seqs = np.array([int(s) for _, s in positions], dtype=np.int64)
+    versions = dict(con.execute("select check_id, check_version from audit_versions").fetchall())
+    covered, first_seq, old = _covering(kept, versions, seqs)
+    con.register("audit_kept_rows", _kept_rows(kept, covered))
+    pairs = [(c, i) for c in versions for i in (ids[old:] if c in covered else ids)]
+    con.register(
+        "audit_uncovered",
+        pa.Table.from_pylist(
+            [{"check_id": c, "snapshot_id": i} for c, i in pairs],
+            schema=pa.schema([("check_id", pa.string()), ("snapshot_id", pa.string())]),
+        ),
+    )
+    uncovered = {i for _, i in pairs}
+    text_ids = sorted(uncovered & set(described))
+    scanned = sorted(uncovered - set(described))
+    params: dict[str, object] = {"text_ids": text_ids}
+    if scanned:
+        params["scanned_ids"] = scanned
+    con.execute(_TAIL_SQL.format(scanned=_SCANNED if scanned else ""), params)
+    con.execute(_KEYS_SQL)
+    ((count,),) = con.execute("select count(*) from audit_marked").fetchall()
+    matrix = np.full((count, len(ids)), _NEITHER, dtype=np.uint8)
+    if old and count:
+        rows, marks = _kept_marks(con)
+        matrix[rows, :old] = marks[:, seqs[:old] - first_seq]
+    tail = con.sql(
+        "select m.row, t.pos - 1 as col, t.alarm from audit_tail t join audit_marked m "
+        "using (check_id, resource_id)"
+    ).to_arrow_table()
+    if tail.num_rows:
+        alarm = tail["alarm"].to_numpy(zero_copy_only=False)
+        matrix[tail["row"].to_numpy(), tail["col"].to_numpy()] = np.where(alarm, _ALARM, _UNKNOWN)
+    keys = con.sql("select check_id, resource_id from audit_marked order by row").to_arrow_table()
+    con.register("audit_marks", keys.append_column("marks", _strings(matrix)))
+    con.execute("drop table audit_tail; drop table audit_marked")
+    con.unregister("audit_kept_rows")
+    con.unregister("audit_uncovered")
+    return Marks(len(ids), old, not (set(versions) - covered))
+
+
+def marks_to_keep(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """What a store keeps (``finding_marks``) after :func:`build_marks` for an audit of its
+    newest snapshot (the last read): its marks a character per sequence number from the
+    oldest snapshot read to that one (``-`` where no snapshot was read), and a row per check
+    version saying which numbers were snapshots read."""
+    read = con.execute("select snapshot_id, snapshot_at, seq from audit_positions order by pos")
+    positions = read.fetchall()
+    seqs = np.array([seq for _, _, seq in positions], dtype=np.int64)
+    newest_id, newest_at, newest_seq = positions[-1]
+    frame = con.sql(
+        "select check_id, resource_id, marks from audit_marks "
+        "where contains(marks, '1') or contains(marks, 'u')"
+    ).to_arrow_table()
+    first = int(seqs[0])
+    width = newest_seq - first + 1
+    spread = np.full((frame.num_rows, width), _NONE, dtype=np.uint8)
+    if frame.num_rows:
+        spread[:, seqs - first] = _matrix(frame["marks"], len(seqs))
+    pattern = np.full((1, width), _NONE, dtype=np.uint8)
+    pattern[:, seqs - first] = _NEITHER
+    versions = con.sql(
+        "select check_id, check_version from audit_versions order by check_id"
+    ).to_arrow_table()
+    version_of = dict(zip(*(versions[n].to_pylist() for n in versions.column_names), strict=True))
+    check_ids = frame["check_id"].to_pylist()
+    coverage = {
+        "check_id": versions["check_id"].to_pylist(),
+        "check_version": versions["check_version"].to_pylist(),
+        "resource_id": [None] * versions.num_rows,
+        "marks": [_strings(pattern)[0].as_py()] * versions.num_rows,
+    }
+    rows = {
+        "check_id": [*coverage["check_id"], *check_ids],
+        "check_version": [*coverage["check_version"], *(version_of[c] for c in check_ids)],
+        "resource_id": [*coverage["resource_id"], *frame["resource_id"].to_pylist()],
+        "marks": pa.concat_arrays(
+            [pa.array(coverage["marks"], pa.string()), _strings(spread).cast(pa.string())]
+        ),
+    }
+    count = len(rows["check_id"])
+    return (
+        pa.table(
+            {
+                "snapshot_id": [newest_id] * count,
+                "snapshot_at": pa.array([newest_at] * count, MARKS.field("snapshot_at").type),
+                **rows,
+                "first_seq": [first] * count,
+            }
+        )
+        .select(MARKS.names)
+        .cast(MARKS)
+    )
+
+
+def kept_of(store: Store) -> pa.Table:
+    """The store's kept marks (none: an empty table)."""
+    return store._read("finding_marks")
+
+
+def keep_marks(store: Store, make: Callable[[], pa.Table]) -> str | None:
+    """Rewrite the store's kept marks with ``make()``, in one commit; what to warn of when
+    the store cannot be written (the old marks stay: the next audit reads the rows they
+    lack again)."""
+    try:
+        store._overwrite("finding_marks", make())
+    except (StoreUnavailable, OSError, DeltaError) as exc:
+        return (
+            f"the findings' marks could not be kept ({exc}); the next audit reads the alarms "
+            "of the history again"
+        )
+    return None
+
+
+def _covering(
+    kept: pa.Table | None, versions: dict[str, str], seqs: np.ndarray
+) -> tuple[set[str], int, int]:
+    """The check ids whose current version ``kept`` covers, its ``first_seq``, and how
+    many of the snapshots read (the oldest, by ``seqs``) it covers: none when its coverage
+    rows disagree or name a snapshot read as not committed."""
+    if kept is None or kept.num_rows == 0:
+        return set(), 0, 0
+    rows = kept.filter(pc.is_null(kept["resource_id"])).to_pylist()
+    current = [r for r in rows if versions.get(r["check_id"]) == r["check_version"]]
+    shapes = {(r["snapshot_id"], r["first_seq"], r["marks"]) for r in rows}
+    if not current or len(shapes) != 1:
+        return set(), 0, 0
+    (_, first_seq, pattern) = shapes.pop()
+    through = first_seq + len(pattern) - 1
+    old = int(np.searchsorted(seqs, through, side="right"))
+    spots = seqs[:old] - first_seq
+    if (spots < 0).any() or any(pattern[int(s)] != "0" for s in spots):
+        return set(), 0, 0
+    return {r["check_id"] for r in current}, int(first_seq), old
+
+
+def _kept_rows(kept: pa.Table | None, covered: set[str]) -> pa.Table:
+    """The kept marks' finding rows of the ``covered`` check ids (their current version)."""
+    empty = pa.table(
+        {"check_id": [], "resource_id": [], "marks": []},
+        schema=pa.schema([(n, pa.string()) for n in ("check_id", "resource_id", "marks")]),
+    )
+    if kept is None or not covered:
+        return empty
+    versions = kept.filter(pc.is_null(kept["resource_id"]))
+    current = {
+        (c, v)
+        for c, v in zip(
+            versions["check_id"].to_pylist(), versions["check_version"].to_pylist(), strict=True
+        )
+        if c in covered
+    }
+    rows = kept.filter(pc.is_valid(kept["resource_id"]))
+    wanted = pc.is_in(
+        pc.binary_join_element_wise(rows["check_id"], rows["check_version"], "\x00"),
+        value_set=pa.array([f"{c}\x00{v}" for c, v in current], pa.string()),
+    )
+    return rows.filter(wanted).select(empty.column_names).cast(empty.schema)
+
+
+def _kept_marks(con: duckdb.DuckDBPyConnection) -> tuple[np.ndarray, np.ndarray]:
+    """The kept finding rows' numbers in ``audit_marked`` and their marks as a matrix."""
+    found = con.sql(
+        "select m.row, k.marks from audit_kept_rows k join audit_marked m "
+        "using (check_id, resource_id)"
+    ).to_arrow_table()
+    width = len(found["marks"][0].as_py()) if found.num_rows else 0
+    return found["row"].to_numpy(), _matrix(found["marks"], width)
+
+
+def _matrix(strings: pa.ChunkedArray | pa.Array, width: int) -> np.ndarray:
+    """Strings all ``width`` characters long (ASCII), as a matrix of their bytes."""
+    array = strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
+    array = array.cast(pa.string())
+    ends = np.frombuffer(array.buffers()[1], dtype=np.int32)[
+        array.offset : array.offset + len(array) + 1
+    ]
+    if array.null_count or (np.diff(ends) != width).any():
+        raise ValueError(f"marks must all be {width} characters long")
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[ends[0] : ends[-1]]
+    return data.reshape(len(array), width)
+
+
+def _strings(matrix: np.ndarray) -> pa.Array:
+    """Each row of a matrix of ASCII bytes as a string."""
+    rows, width = matrix.shape
+    data = np.ascontiguousarray(matrix).tobytes()
+    offsets = np.arange(0, rows * width + 1, width, dtype=np.int32)
+    return pa.StringArray.from_buffers(rows, pa.py_buffer(offsets), pa.py_buffer(data))
