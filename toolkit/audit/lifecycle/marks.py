@@ -49,11 +49,23 @@ __all__ = [
     "kept_of",
     "marks_to_keep",
     "read_rows",
+    "resolved_episodes",
 ]
 
 MARKS = DECLARED["finding_marks"].arrow_schema
 """The kept marks' columns (``finding_marks``)."""
 _ALARM, _UNKNOWN, _NEITHER, _NONE = (ord(c) for c in "1u0-")
+_EPISODES = pa.schema(
+    [("check_id", pa.string()), ("started", pa.int64()), ("resolved", pa.int64())]
+)
+# Each finding ever in alarm numbered (its alarms a bit per snapshot read), and the
+# snapshots that did not observe it.
+_NUMBERED = """
+create or replace temp table audit_numbered as
+select check_id, resource_id, alarms::varchar as alarms,
+    row_number() over (order by check_id, resource_id) - 1 as row
+from audit_summary
+"""
 
 # The rows the lifecycle reads (audit_results: the findings history of the audit's check
 # versions, or a judging of its own): every row of the snapshots whose rows describe
@@ -237,6 +249,43 @@ def marks_to_keep(con: duckdb.DuckDBPyConnection) -> pa.Table:
         )
         .select(MARKS.names)
         .cast(MARKS)
+    )
+
+
+def resolved_episodes(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """``check_id, started, resolved``: the positions (from 1) of the first alarm of each
+    resolved episode of a finding ever in alarm (``audit_summary``) and of the snapshot
+    that resolved it. An episode is a run of snapshots in alarm or not observing the
+    finding (``audit_unobserved``: neither ends nor starts one) holding an alarm; it is
+    resolved by the snapshot after it, which observed the finding not in alarm."""
+    con.execute(_NUMBERED)
+    summary = con.sql("select check_id, alarms from audit_numbered order by row").to_arrow_table()
+    unobserved = con.sql(
+        "select n.row, u.pos - 1 as col from audit_unobserved u "
+        "join audit_numbered n using (check_id, resource_id)"
+    ).to_arrow_table()
+    con.execute("drop table audit_numbered")
+    if summary.num_rows == 0:
+        return _EPISODES.empty_table()
+    width = len(summary["alarms"][0].as_py())
+    marks = _matrix(summary["alarms"], width).copy()
+    marks[unobserved["row"].to_numpy(), unobserved["col"].to_numpy()] = _UNKNOWN
+    # a run is the cells after a 0 up to the next: numbered by the 0s up to each cell
+    run = np.cumsum(marks == _NEITHER, axis=1)
+    rows, cols = np.nonzero(marks == _ALARM)  # row by row, left to right
+    found, first = np.unique(rows * (width + 1) + run[rows, cols], return_index=True)
+    ends_rows, ends_cols = np.nonzero(marks == _NEITHER)  # the 0 that ends run k is run k + 1's
+    ends = ends_rows * (width + 1) + run[ends_rows, ends_cols] - 1
+    at = np.searchsorted(ends, found)
+    resolved = at < len(ends)
+    resolved[resolved] = ends[at[resolved]] == found[resolved]
+    return pa.table(
+        {
+            "check_id": summary["check_id"].take(pa.array(rows[first][resolved])),
+            "started": cols[first][resolved] + 1,
+            "resolved": ends_cols[at[resolved]] + 1,
+        },
+        schema=_EPISODES,
     )
 
 

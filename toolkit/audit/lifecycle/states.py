@@ -31,10 +31,9 @@ grows with the findings, not with the rows of the snapshots they span.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
+from toolkit.audit.lifecycle.marks import resolved_episodes
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -243,8 +242,9 @@ union all
 select 'service', snapshot_id, id, name from services where snapshot_id in ({ids})
 """
 
-# Alarm episodes (:func:`_episodes`) followed by a snapshot read, not in alarm: resolved
-# then, their time to resolve runs from their first alarm to that snapshot.
+# Alarm episodes (toolkit.audit.lifecycle.marks.resolved_episodes) followed by a snapshot
+# read, not in alarm: resolved then, their time to resolve runs from their first alarm to
+# that snapshot.
 _MTTR_SQL = """
 with resolved as (
     select e.check_id, epoch(fixed.snapshot_at) - epoch(first.snapshot_at) as seconds
@@ -259,14 +259,6 @@ left join resolved r on r.check_id = c.check_id
 group by c.check_id, c.severity, c.severity_rank
 order by c.severity_rank, c.check_id
 """
-
-# A run of snapshots in alarm ('1') or not observing the finding ('u'), holding an alarm:
-# an unobserved snapshot neither ends nor starts an episode.
-_EPISODE = re.compile("[1u]*1[1u]*")
-_EPISODES_SCHEMA = pa.schema(
-    [("check_id", pa.string()), ("started", pa.int64()), ("resolved", pa.int64())]
-)
-
 
 # A finding (ever in alarm) not observed in a snapshot: its check reads a table that a failed
 # call left short there (audit_blind, from collection_errors), and it has no row there. Only
@@ -361,31 +353,8 @@ def mean_time_to_resolve(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
     ``mttr_hours`` is null for a check none of whose alarms has been resolved yet.
     """
-    con.register("audit_episodes", _episodes(con))
+    con.register("audit_episodes", resolved_episodes(con))
     return query_frame(con, _MTTR_SQL)
-
-
-def _episodes(con: duckdb.DuckDBPyConnection) -> pa.Table:
-    """``check_id, started, resolved``: the positions of the first alarm of each resolved
-    episode and of the snapshot that resolved it, from each finding's ``alarms`` (one
-    character a snapshot read) with its unobserved snapshots marked."""
-    unobserved: dict[tuple[str, str], list[int]] = {}
-    for check_id, resource_id, pos in con.execute(
-        "select check_id, resource_id, pos from audit_unobserved"
-    ).fetchall():
-        unobserved.setdefault((check_id, resource_id), []).append(pos)
-    found: dict[str, list[object]] = {name: [] for name in _EPISODES_SCHEMA.names}
-    marked = "select check_id, resource_id, alarms::varchar from audit_summary"
-    for check_id, resource_id, alarms in con.execute(marked).fetchall():
-        marks = list(alarms)
-        for pos in unobserved.get((check_id, resource_id), ()):
-            marks[pos - 1] = "u"
-        for run in _EPISODE.finditer("".join(marks)):
-            if run.end() < len(marks):  # the snapshot after it observed it, not in alarm
-                found["check_id"].append(check_id)
-                found["started"].append(run.group().index("1") + run.start() + 1)
-                found["resolved"].append(run.end() + 1)
-    return pa.table(found, schema=_EPISODES_SCHEMA)
 
 
 def query_frame(
