@@ -15,9 +15,12 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from engine_world import ENGINE_CHECKS, failed_call
+from typer.testing import CliRunner
 
 from toolkit.audit import Catalogue, run_audit
 from toolkit.audit import engine as audit_engine
+from toolkit.audit.lifecycle import marks_disagreeing
+from toolkit.cli.store import store_app
 from toolkit.snapshot import RetentionPolicy, Store
 
 if TYPE_CHECKING:
@@ -26,6 +29,8 @@ if TYPE_CHECKING:
 
     from toolkit.audit import AuditResult
     from toolkit.audit.lifecycle import Marks
+
+runner = CliRunner()
 
 # A check of our own whose findings have an unknown row and an ok row in one snapshot:
 # unknown where replicas are not reported, and a second row, ok where the memory limit is
@@ -220,17 +225,7 @@ def test_the_marks_are_what_a_new_snapshot_reads_of_the_past(
     store = _store(tmp_path / "store", catalogue, 5)
     _commit(store, _entry(5))
     assert _state(run_audit(store.duckdb(), checks=catalogue), "svc-late") == "new"
-    marks = store._read("finding_marks")
-    late = [r for r in marks.to_pylist() if r["check_id"] == "TST001" and r["resource_id"] is None]
-    assert late  # the check version's row of which numbers were committed snapshots
-    forged = {
-        **late[0],
-        "resource_id": "svc-late",
-        "marks": "1" + "0" * (len(late[0]["marks"]) - 1),
-    }
-    store._overwrite(
-        "finding_marks", pa.concat_tables([marks, pa.Table.from_pylist([forged], marks.schema)])
-    )
+    _forge(store)
     assert _state(run_audit(store, checks=catalogue), "svc-late") == "regressed"
 
 
@@ -247,6 +242,33 @@ def test_marks_are_kept_again_only_when_they_lack_something(
     assert store._delta("finding_marks").version() == version  # type: ignore[union-attr]
     run_audit(store, checks=catalogue)
     assert store._delta("finding_marks").version() == version + 1  # type: ignore[union-attr]
+
+
+def test_store_verify_finds_marks_that_say_otherwise_than_the_history(
+    tmp_path: Path, catalogue: Catalogue
+) -> None:
+    store = _store(tmp_path / "store", catalogue, 4)
+    assert marks_disagreeing(store) == []
+    assert runner.invoke(store_app, ["verify", "--store", store.url]).exit_code == 0
+    version = _forge(store)
+    assert marks_disagreeing(store) == [f"TST001 {version[:12]}"]
+    verified = runner.invoke(store_app, ["verify", "--store", store.url])
+    assert verified.exit_code == 1, verified.output
+    assert f"finding_marks) of TST001 {version[:12]} differ" in verified.output
+
+
+def _forge(store: Store) -> str:
+    """Mark "late" in alarm in the first snapshot the kept marks cover (it never was);
+    returns TST001's version."""
+    marks = store._read("finding_marks")
+    rows = marks.to_pylist()
+    (covering,) = [r for r in rows if r["check_id"] == "TST001" and r["resource_id"] is None]
+    forged = {**covering, "resource_id": "svc-late"}
+    forged["marks"] = "1" + "0" * (len(covering["marks"]) - 1)
+    store._overwrite(
+        "finding_marks", pa.concat_tables([marks, pa.Table.from_pylist([forged], marks.schema)])
+    )
+    return str(covering["check_version"])
 
 
 def _state(result: AuditResult, resource_id: str) -> str:

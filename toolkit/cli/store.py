@@ -144,24 +144,24 @@ def verify(store: StoreOpt = None) -> None:
     """Recompute content hashes and check the chain; exit 1 when history was altered."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+    from toolkit.audit.lifecycle import marks_verdict  # the audit's floor: read when asked
+
     opened = _open(store)
-    errors = Console(stderr=True)
-    if not errors.is_terminal:  # a log or a pipe: the summary line alone
-        report = opened.verify()
-    else:  # minutes on a large store: a bar while it runs, gone when it ends
-        columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=errors, transient=True) as bar:
-            task = bar.add_task("verifying snapshots", total=None)
-            report = opened.verify(
-                progress=lambda done, total: bar.update(task, completed=done, total=total)
-            )
+    errors = Console(stderr=True)  # a terminal gets a bar while it runs (minutes), then none
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=errors, transient=True, disable=not errors.is_terminal) as bar:
+        task = bar.add_task("verifying snapshots", total=None)
+        report = opened.verify(
+            progress=lambda done, total: bar.update(task, completed=done, total=total)
+        )
     if report.breaks:
         rows = [[b.seq, b.snapshot_id, b.check, b.expected, b.found] for b in report.breaks]
         console.print(
             _table("broken links", ["seq", "snapshot_id", "check", "expected", "found"], rows)
         )
-    console.print(report.summary(), highlight=False)
-    if not report.ok:
+    verdict = marks_verdict(opened)  # the findings' kept marks against the history's rows
+    console.print("\n".join(filter(None, [report.summary(), verdict])), highlight=False)
+    if not report.ok or verdict:
         raise typer.Exit(1)
 
 

@@ -28,28 +28,23 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake.exceptions import DeltaError
 
-from toolkit.errors import StoreUnavailable
 from toolkit.snapshot.schema_tables import DECLARED
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     import duckdb
-
-    from toolkit.snapshot import Store
 
 __all__ = [
     "MARKS",
     "Marks",
     "build_marks",
     "build_text",
-    "keep_marks",
-    "kept_of",
-    "marks_to_keep",
+    "matrix",
     "read_rows",
     "resolved_episodes",
+    "strings",
 ]
 
 MARKS = DECLARED["finding_marks"].arrow_schema
@@ -191,65 +186,11 @@ def build_marks(
         alarm = tail["alarm"].to_numpy(zero_copy_only=False)
         matrix[tail["row"].to_numpy(), tail["col"].to_numpy()] = np.where(alarm, _ALARM, _UNKNOWN)
     keys = con.sql("select check_id, resource_id from audit_marked order by row").to_arrow_table()
-    con.register("audit_marks", keys.append_column("marks", _strings(matrix)))
+    con.register("audit_marks", keys.append_column("marks", strings(matrix)))
     con.execute("drop table audit_tail; drop table audit_marked")
     con.unregister("audit_kept_rows")
     con.unregister("audit_uncovered")
     return Marks(len(ids), old, not (set(versions) - covered))
-
-
-def marks_to_keep(con: duckdb.DuckDBPyConnection) -> pa.Table:
-    """What a store keeps (``finding_marks``) after :func:`build_marks` for an audit of its
-    newest snapshot (the last read): its marks a character per sequence number from the
-    oldest snapshot read to that one (``-`` where no snapshot was read), and a row per check
-    version saying which numbers were snapshots read."""
-    read = con.execute("select snapshot_id, snapshot_at, seq from audit_positions order by pos")
-    positions = read.fetchall()
-    seqs = np.array([seq for _, _, seq in positions], dtype=np.int64)
-    newest_id, newest_at, newest_seq = positions[-1]
-    frame = con.sql(
-        "select check_id, resource_id, marks from audit_marks "
-        "where contains(marks, '1') or contains(marks, 'u')"
-    ).to_arrow_table()
-    first = int(seqs[0])
-    width = newest_seq - first + 1
-    spread = np.full((frame.num_rows, width), _NONE, dtype=np.uint8)
-    if frame.num_rows:
-        spread[:, seqs - first] = _matrix(frame["marks"], len(seqs))
-    pattern = np.full((1, width), _NONE, dtype=np.uint8)
-    pattern[:, seqs - first] = _NEITHER
-    versions = con.sql(
-        "select check_id, check_version from audit_versions order by check_id"
-    ).to_arrow_table()
-    version_of = dict(zip(*(versions[n].to_pylist() for n in versions.column_names), strict=True))
-    check_ids = frame["check_id"].to_pylist()
-    coverage = {
-        "check_id": versions["check_id"].to_pylist(),
-        "check_version": versions["check_version"].to_pylist(),
-        "resource_id": [None] * versions.num_rows,
-        "marks": [_strings(pattern)[0].as_py()] * versions.num_rows,
-    }
-    rows = {
-        "check_id": [*coverage["check_id"], *check_ids],
-        "check_version": [*coverage["check_version"], *(version_of[c] for c in check_ids)],
-        "resource_id": [*coverage["resource_id"], *frame["resource_id"].to_pylist()],
-        "marks": pa.concat_arrays(
-            [pa.array(coverage["marks"], pa.string()), _strings(spread).cast(pa.string())]
-        ),
-    }
-    count = len(rows["check_id"])
-    return (
-        pa.table(
-            {
-                "snapshot_id": [newest_id] * count,
-                "snapshot_at": pa.array([newest_at] * count, MARKS.field("snapshot_at").type),
-                **rows,
-                "first_seq": [first] * count,
-            }
-        )
-        .select(MARKS.names)
-        .cast(MARKS)
-    )
 
 
 def resolved_episodes(con: duckdb.DuckDBPyConnection) -> pa.Table:
@@ -268,44 +209,28 @@ def resolved_episodes(con: duckdb.DuckDBPyConnection) -> pa.Table:
     if summary.num_rows == 0:
         return _EPISODES.empty_table()
     width = len(summary["alarms"][0].as_py())
-    marks = _matrix(summary["alarms"], width).copy()
+    marks = matrix(summary["alarms"], width).copy()
     marks[unobserved["row"].to_numpy(), unobserved["col"].to_numpy()] = _UNKNOWN
-    # a run is the cells after a 0 up to the next: numbered by the 0s up to each cell
-    run = np.cumsum(marks == _NEITHER, axis=1)
-    rows, cols = np.nonzero(marks == _ALARM)  # row by row, left to right
-    found, first = np.unique(rows * (width + 1) + run[rows, cols], return_index=True)
-    ends_rows, ends_cols = np.nonzero(marks == _NEITHER)  # the 0 that ends run k is run k + 1's
-    ends = ends_rows * (width + 1) + run[ends_rows, ends_cols] - 1
-    at = np.searchsorted(ends, found)
-    resolved = at < len(ends)
-    resolved[resolved] = ends[at[resolved]] == found[resolved]
+    # a run is the cells after a 0 up to the next; its alarms so far: all the row's alarms
+    # up to a cell less those up to the run's 0 (no sort: one pass of cumulative sums)
+    neither = marks == _NEITHER
+    alarms = np.cumsum(marks == _ALARM, axis=1)
+    in_run = alarms - np.maximum.accumulate(np.where(neither, alarms, 0), axis=1)
+    rows, cols = np.nonzero((marks == _ALARM) & (in_run == 1))  # each run's first alarm
+    runs = np.cumsum(neither, axis=1)
+    resolved = runs[rows, cols] < runs[rows, -1]  # a 0 follows it in its row
+    # the 0s that end a run holding an alarm, in the same order as those runs
+    before = np.zeros_like(in_run)
+    before[:, 1:] = in_run[:, :-1]
+    _, ends = np.nonzero(neither & (before > 0))
     return pa.table(
         {
-            "check_id": summary["check_id"].take(pa.array(rows[first][resolved])),
-            "started": cols[first][resolved] + 1,
-            "resolved": ends_cols[at[resolved]] + 1,
+            "check_id": summary["check_id"].take(pa.array(rows[resolved])),
+            "started": cols[resolved] + 1,
+            "resolved": ends + 1,
         },
         schema=_EPISODES,
     )
-
-
-def kept_of(store: Store) -> pa.Table:
-    """The store's kept marks (none: an empty table)."""
-    return store._read("finding_marks")
-
-
-def keep_marks(store: Store, make: Callable[[], pa.Table]) -> str | None:
-    """Rewrite the store's kept marks with ``make()``, in one commit; what to warn of when
-    the store cannot be written (the old marks stay: the next audit reads the rows they
-    lack again)."""
-    try:
-        store._overwrite("finding_marks", make())
-    except (StoreUnavailable, OSError, DeltaError) as exc:
-        return (
-            f"the findings' marks could not be kept ({exc}); the next audit reads the alarms "
-            "of the history again"
-        )
-    return None
 
 
 def _covering(
@@ -361,10 +286,10 @@ def _kept_marks(con: duckdb.DuckDBPyConnection) -> tuple[np.ndarray, np.ndarray]
         "using (check_id, resource_id)"
     ).to_arrow_table()
     width = len(found["marks"][0].as_py()) if found.num_rows else 0
-    return found["row"].to_numpy(), _matrix(found["marks"], width)
+    return found["row"].to_numpy(), matrix(found["marks"], width)
 
 
-def _matrix(strings: pa.ChunkedArray | pa.Array, width: int) -> np.ndarray:
+def matrix(strings: pa.ChunkedArray | pa.Array, width: int) -> np.ndarray:
     """Strings all ``width`` characters long (ASCII), as a matrix of their bytes."""
     array = strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
     array = array.cast(pa.string())
@@ -377,7 +302,7 @@ def _matrix(strings: pa.ChunkedArray | pa.Array, width: int) -> np.ndarray:
     return data.reshape(len(array), width)
 
 
-def _strings(matrix: np.ndarray) -> pa.Array:
+def strings(matrix: np.ndarray) -> pa.Array:
     """Each row of a matrix of ASCII bytes as a string."""
     rows, width = matrix.shape
     data = np.ascontiguousarray(matrix).tobytes()
