@@ -94,14 +94,14 @@ class AuditResult:
 
     ``findings`` has one row per finding whose state between ``compare`` and ``target`` is
     new, regressed, open or resolved (columns :data:`FINDING_COLUMNS`); ``waiver_report``
-    one row per waiver (``status`` active, expired or stale); :attr:`rows` (read when asked,
-    by ``load_rows``) every alarm of the history, and the judged, compared and partial snapshots'
-    rows whole; ``details`` the full rows (owners,
-    reason, evidence) of the judged and compared snapshots. ``timings`` has the seconds of each
-    phase (``connect``, ``checks``: bringing the findings history up to date, ``lifecycle``).
-    ``read`` has the ids of the committed snapshots
-    up to the judged one that the checks read, oldest first (None: all of them): a
-    latest-only audit reads a few, and episodes and resolve times run over those alone.
+    one row per waiver (``status`` active, expired or stale); :attr:`rows` (read when first
+    asked, by ``load_rows``) every alarm of the history, and the judged, compared and partial
+    snapshots' rows whole; ``details`` the full rows (owners, reason, evidence) of the judged
+    and compared snapshots. ``timings`` has the seconds of each phase (``connect``,
+    ``checks``: bringing the findings history up to date, ``lifecycle``). ``read`` has the
+    ids of the committed snapshots up to the judged one that the checks read, oldest first
+    (None: all of them): a latest-only audit reads a few, and episodes and resolve times run
+    over those alone.
 
     A partial snapshot may not have collected what a check reads: ``blind`` has one row
     (``check_id, snapshot_id``) per check reading a table whose collection failed there. A
