@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pytest
 from audit_fixtures import fixture_connection
-from engine_world import engine_catalogue, failed_call, history
+from engine_world import DAYS, engine_catalogue, failed_call, history, service_id
 
 from toolkit.audit import AuditResult, Catalogue, run_audit
 
@@ -231,3 +231,21 @@ def test_past_the_marks_the_lifecycle_reads_no_row_of_the_history(
     result = run_audit(fixture_connection(fixture), checks=_catalogue())
     pd.testing.assert_frame_equal(result.mttr(), expected.mttr())
     pd.testing.assert_frame_equal(result.findings, expected.findings)
+
+
+def test_first_and_last_seen_are_the_earliest_and_latest_alarms_in_any_clock_order() -> None:
+    """Snapshots are numbered in the order they commit, but each one's time is its
+    collector's clock: with times out of that order, first and last seen are still the
+    earliest and latest time the finding was in alarm, not those of its first and last
+    snapshot in alarm."""
+    fixture = history()
+    for snapshot, at in zip(
+        fixture["snapshots"], [DAYS[3], DAYS[0], DAYS[1], DAYS[2]], strict=True
+    ):
+        snapshot["at"] = at
+    result = run_audit(fixture_connection(fixture), checks=engine_catalogue())
+    row = result.findings.set_index(["check_id", "resource_id"]).loc[("TST001", service_id("open"))]
+    assert (row.first_seen, row.last_seen) == (
+        pd.Timestamp(DAYS[0]),
+        pd.Timestamp(DAYS[3]),
+    )
