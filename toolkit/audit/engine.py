@@ -180,7 +180,7 @@ def _lifecycle(
     build_text(con, described)
     marks = build_marks(con, described, kept_of(store) if store else None)
     if store and marks.stale and target == committed[-1]:
-        warned = keep_marks(store, lambda: marks_to_keep(con))
+        warned = keep_marks(store, marks_to_keep(con))
         history.warnings.extend([warned] if warned else [])
     build_summary(con, target.seq, compare.seq if compare else None)
     build_unobserved(con, observed)

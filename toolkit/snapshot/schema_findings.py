@@ -66,10 +66,7 @@ FINDING_MARKS = declare(
     "whole by each audit of the newest snapshot, so the next reads no alarm of the past "
     "again (toolkit.audit.lifecycle.marks). snapshot_id: the newest snapshot the marks cover.",
     [
-        required("check_id", STR, "the check's id (RES001)", kind=Kind.TOOLKIT),
-        required(
-            "check_version", STR, "the check version whose rows the marks read", kind=Kind.TOOLKIT
-        ),
+        *_JUDGEMENT[1:],  # check_id, check_version: those whose rows the marks read
         col(
             "resource_id",
             STR,
@@ -88,8 +85,9 @@ FINDING_MARKS = declare(
     ],
     keys=("check_id", "check_version", "resource_id"),
 )
-"""Derived from ``check_results`` (never verified against it: an audit that finds the
-marks do not cover what it reads reads the rows instead, and rewrites them)."""
+"""Derived from ``check_results``: an audit that finds the marks do not cover what it reads
+reads the rows instead, and rewrites them; ``store verify`` holds them to the rows
+(:mod:`toolkit.audit.lifecycle.kept`)."""
 
 FINDINGS_TABLES = ("check_results", "check_runs")
 """The findings history's tables, ``check_runs`` last (the order they are written in)."""

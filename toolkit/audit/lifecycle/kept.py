@@ -11,12 +11,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake.exceptions import DeltaError
 
-from toolkit.audit.lifecycle.marks import MARKS, build_marks, build_text, matrix, strings
+from toolkit.audit.lifecycle.marks import MARKS, as_matrix, as_strings, build_marks, build_text
+from toolkit.audit.lifecycle.states import build_positions
 from toolkit.errors import StoreUnavailable
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     import duckdb
 
     from toolkit.snapshot import Store
@@ -31,12 +30,12 @@ def kept_of(store: Store) -> pa.Table:
     return store._read("finding_marks")
 
 
-def keep_marks(store: Store, make: Callable[[], pa.Table]) -> str | None:
-    """Rewrite the store's kept marks with ``make()``, in one commit; what to warn of when
-    the store cannot be written (the old marks stay: the next audit reads the rows they
-    lack again)."""
+def keep_marks(store: Store, marks: pa.Table) -> str | None:
+    """Rewrite the store's kept marks with ``marks`` (:func:`marks_to_keep`), in one commit;
+    what to warn of when the store cannot be written (the old marks stay: the next audit
+    reads the rows they lack again)."""
     try:
-        store._overwrite("finding_marks", make())
+        store._overwrite("finding_marks", marks)
     except (StoreUnavailable, OSError, DeltaError) as exc:
         return (
             f"the findings' marks could not be kept ({exc}); the next audit reads the alarms "
@@ -47,53 +46,38 @@ def keep_marks(store: Store, make: Callable[[], pa.Table]) -> str | None:
 
 def marks_to_keep(con: duckdb.DuckDBPyConnection) -> pa.Table:
     """What a store keeps (``finding_marks``) after :func:`build_marks` for an audit of its
-    newest snapshot (the last read): its marks a character per sequence number from the
-    oldest snapshot read to that one (``-`` where no snapshot was read), and a row per check
-    version saying which numbers were snapshots read."""
+    newest snapshot (the last read): a row per check version with no resource, whose marks
+    say which sequence numbers from the oldest snapshot read to that one were snapshots read
+    (``0``, else ``-``), and a row per finding marked, its marks spread the same way."""
     read = con.execute("select snapshot_id, snapshot_at, seq from audit_positions order by pos")
     positions = read.fetchall()
     seqs = np.array([seq for _, _, seq in positions], dtype=np.int64)
     newest_id, newest_at, newest_seq = positions[-1]
-    frame = con.sql(
-        "select check_id, resource_id, marks from audit_marks "
-        "where contains(marks, '1') or contains(marks, 'u')"
-    ).to_arrow_table()
     first = int(seqs[0])
-    width = newest_seq - first + 1
-    spread = np.full((frame.num_rows, width), _NONE, dtype=np.uint8)
-    if frame.num_rows:
-        spread[:, seqs - first] = matrix(frame["marks"], len(seqs))
-    pattern = np.full((1, width), _NONE, dtype=np.uint8)
-    pattern[:, seqs - first] = _NEITHER
-    versions = con.sql(
-        "select check_id, check_version from audit_versions order by check_id"
+    versions = con.sql("select check_id, check_version from audit_versions").to_arrow_table()
+    found = con.sql(
+        "select m.check_id, v.check_version, m.resource_id, m.marks from audit_marks m "
+        "join audit_versions v using (check_id) "
+        "where contains(m.marks, '1') or contains(m.marks, 'u')"
     ).to_arrow_table()
-    version_of = dict(zip(*(versions[n].to_pylist() for n in versions.column_names), strict=True))
-    check_ids = frame["check_id"].to_pylist()
-    coverage = {
-        "check_id": versions["check_id"].to_pylist(),
-        "check_version": versions["check_version"].to_pylist(),
-        "resource_id": [None] * versions.num_rows,
-        "marks": [strings(pattern)[0].as_py()] * versions.num_rows,
-    }
-    rows = {
-        "check_id": [*coverage["check_id"], *check_ids],
-        "check_version": [*coverage["check_version"], *(version_of[c] for c in check_ids)],
-        "resource_id": [*coverage["resource_id"], *frame["resource_id"].to_pylist()],
-        "marks": pa.concat_arrays(
-            [pa.array(coverage["marks"], pa.string()), strings(spread).cast(pa.string())]
-        ),
-    }
-    count = len(rows["check_id"])
+    spread = np.full((found.num_rows + 1, newest_seq - first + 1), _NONE, dtype=np.uint8)
+    spread[0, seqs - first] = _NEITHER  # the coverage rows'
+    if found.num_rows:
+        spread[1:, seqs - first] = as_matrix(found["marks"], len(seqs))
+    marks = as_strings(spread)
+    coverage = versions.append_column(
+        "resource_id", pa.nulls(versions.num_rows, pa.string())
+    ).append_column("marks", pa.array([marks[0].as_py()] * versions.num_rows, pa.string()))
+    rows = pa.concat_tables(
+        [coverage, found.set_column(3, "marks", marks.slice(1))], promote_options="permissive"
+    )
+    count = rows.num_rows
     return (
-        pa.table(
-            {
-                "snapshot_id": [newest_id] * count,
-                "snapshot_at": pa.array([newest_at] * count, MARKS.field("snapshot_at").type),
-                **rows,
-                "first_seq": [first] * count,
-            }
+        rows.append_column("snapshot_id", pa.array([newest_id] * count, pa.string()))
+        .append_column(
+            "snapshot_at", pa.array([newest_at] * count, MARKS.field("snapshot_at").type)
         )
+        .append_column("first_seq", pa.array([first] * count, pa.int64()))
         .select(MARKS.names)
         .cast(MARKS)
     )
@@ -112,12 +96,7 @@ def marks_disagreeing(store: Store) -> list[str]:
     through = int(pc.max(pc.add(coverage["first_seq"], pc.utf8_length(coverage["marks"]))).as_py())
     con = store.duckdb()
     try:
-        con.execute(
-            "create temp table audit_positions as select snapshot_id, seq, snapshot_at, "
-            "row_number() over (order by seq) as pos from snapshots "
-            "where status in ('complete', 'partial') and seq < $through",
-            {"through": through},
-        )
+        build_positions(con, None, through - 1)
         con.register("audit_versions", coverage.select(["check_id", "check_version"]))
         con.execute(
             "create temp view audit_results as select * exclude (run_id) from check_results "

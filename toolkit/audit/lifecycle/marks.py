@@ -39,12 +39,12 @@ if TYPE_CHECKING:
 __all__ = [
     "MARKS",
     "Marks",
+    "as_matrix",
+    "as_strings",
     "build_marks",
     "build_text",
-    "matrix",
     "read_rows",
     "resolved_episodes",
-    "strings",
 ]
 
 MARKS = DECLARED["finding_marks"].arrow_schema
@@ -156,7 +156,7 @@ def build_marks(
     seqs = np.array([int(s) for _, s in positions], dtype=np.int64)
     versions = dict(con.execute("select check_id, check_version from audit_versions").fetchall())
     covered, first_seq, old = _covering(kept, versions, seqs)
-    con.register("audit_kept_rows", _kept_rows(kept, covered))
+    con.register("audit_kept_rows", _kept_rows(kept, covered, versions))
     pairs = [(c, i) for c in versions for i in (ids[old:] if c in covered else ids)]
     con.register(
         "audit_uncovered",
@@ -174,19 +174,19 @@ def build_marks(
     con.execute(_TAIL_SQL.format(scanned=_SCANNED if scanned else ""), params)
     con.execute(_KEYS_SQL)
     ((count,),) = con.execute("select count(*) from audit_marked").fetchall()
-    matrix = np.full((count, len(ids)), _NEITHER, dtype=np.uint8)
+    grid = np.full((count, len(ids)), _NEITHER, dtype=np.uint8)
     if old and count:
         rows, marks = _kept_marks(con)
-        matrix[rows, :old] = marks[:, seqs[:old] - first_seq]
+        grid[rows, :old] = marks[:, seqs[:old] - first_seq]
     tail = con.sql(
         "select m.row, t.pos - 1 as col, t.alarm from audit_tail t join audit_marked m "
         "using (check_id, resource_id)"
     ).to_arrow_table()
     if tail.num_rows:
         alarm = tail["alarm"].to_numpy(zero_copy_only=False)
-        matrix[tail["row"].to_numpy(), tail["col"].to_numpy()] = np.where(alarm, _ALARM, _UNKNOWN)
+        grid[tail["row"].to_numpy(), tail["col"].to_numpy()] = np.where(alarm, _ALARM, _UNKNOWN)
     keys = con.sql("select check_id, resource_id from audit_marked order by row").to_arrow_table()
-    con.register("audit_marks", keys.append_column("marks", strings(matrix)))
+    con.register("audit_marks", keys.append_column("marks", as_strings(grid)))
     con.execute("drop table audit_tail; drop table audit_marked")
     con.unregister("audit_kept_rows")
     con.unregister("audit_uncovered")
@@ -209,7 +209,7 @@ def resolved_episodes(con: duckdb.DuckDBPyConnection) -> pa.Table:
     if summary.num_rows == 0:
         return _EPISODES.empty_table()
     width = len(summary["alarms"][0].as_py())
-    marks = matrix(summary["alarms"], width).copy()
+    marks = as_matrix(summary["alarms"], width).copy()
     marks[unobserved["row"].to_numpy(), unobserved["col"].to_numpy()] = _UNKNOWN
     # a run is the cells after a 0 up to the next; its alarms so far: all the row's alarms
     # up to a cell less those up to the run's 0 (no sort: one pass of cumulative sums)
@@ -255,26 +255,18 @@ def _covering(
     return {r["check_id"] for r in current}, int(first_seq), old
 
 
-def _kept_rows(kept: pa.Table | None, covered: set[str]) -> pa.Table:
-    """The kept marks' finding rows of the ``covered`` check ids (their current version)."""
+def _kept_rows(kept: pa.Table | None, covered: set[str], versions: dict[str, str]) -> pa.Table:
+    """The kept marks' finding rows of the ``covered`` check ids, at their ``versions``."""
     empty = pa.table(
         {"check_id": [], "resource_id": [], "marks": []},
         schema=pa.schema([(n, pa.string()) for n in ("check_id", "resource_id", "marks")]),
     )
     if kept is None or not covered:
         return empty
-    versions = kept.filter(pc.is_null(kept["resource_id"]))
-    current = {
-        (c, v)
-        for c, v in zip(
-            versions["check_id"].to_pylist(), versions["check_version"].to_pylist(), strict=True
-        )
-        if c in covered
-    }
     rows = kept.filter(pc.is_valid(kept["resource_id"]))
     wanted = pc.is_in(
         pc.binary_join_element_wise(rows["check_id"], rows["check_version"], "\x00"),
-        value_set=pa.array([f"{c}\x00{v}" for c, v in current], pa.string()),
+        value_set=pa.array([f"{c}\x00{versions[c]}" for c in covered], pa.string()),
     )
     return rows.filter(wanted).select(empty.column_names).cast(empty.schema)
 
@@ -286,12 +278,12 @@ def _kept_marks(con: duckdb.DuckDBPyConnection) -> tuple[np.ndarray, np.ndarray]
         "using (check_id, resource_id)"
     ).to_arrow_table()
     width = len(found["marks"][0].as_py()) if found.num_rows else 0
-    return found["row"].to_numpy(), matrix(found["marks"], width)
+    return found["row"].to_numpy(), as_matrix(found["marks"], width)
 
 
-def matrix(strings: pa.ChunkedArray | pa.Array, width: int) -> np.ndarray:
+def as_matrix(texts: pa.ChunkedArray | pa.Array, width: int) -> np.ndarray:
     """Strings all ``width`` characters long (ASCII), as a matrix of their bytes."""
-    array = strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
+    array = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
     array = array.cast(pa.string())
     ends = np.frombuffer(array.buffers()[1], dtype=np.int32)[
         array.offset : array.offset + len(array) + 1
@@ -302,9 +294,9 @@ def matrix(strings: pa.ChunkedArray | pa.Array, width: int) -> np.ndarray:
     return data.reshape(len(array), width)
 
 
-def strings(matrix: np.ndarray) -> pa.Array:
+def as_strings(grid: np.ndarray) -> pa.Array:
     """Each row of a matrix of ASCII bytes as a string."""
-    rows, width = matrix.shape
-    data = np.ascontiguousarray(matrix).tobytes()
+    rows, width = grid.shape
+    data = np.ascontiguousarray(grid).tobytes()
     offsets = np.arange(0, rows * width + 1, width, dtype=np.int32)
     return pa.StringArray.from_buffers(rows, pa.py_buffer(offsets), pa.py_buffer(data))
